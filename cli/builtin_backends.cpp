@@ -1,0 +1,18 @@
+#include "cli/builtin_backends.h"
+
+#include "peer/torchvision_backend.h"
+#include "reference/ref_backend.h"
+
+namespace oplab {
+
+Registry& builtin_backends() {
+  static Registry* registry = [] {
+    auto* r = new Registry;  // lives for the whole process: backends may own child processes
+    r->add(make_ref_backend());
+    r->add(make_torchvision_backend());
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace oplab

@@ -1,0 +1,28 @@
+// `oplab backends`: what is built in, and whether each can run on this machine.
+#include <iomanip>
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/commands.h"
+
+namespace oplab::cli {
+
+namespace {
+int g_exit = kOk;
+}
+
+void set_exit_code(int code) { g_exit = code; }
+int exit_code() { return g_exit; }
+
+void add_backends(CLI::App& app) {
+  auto* sub = app.add_subcommand("backends", "list the built-in backends and whether each can run here");
+  sub->callback([] {
+    for (Backend* b : builtin_backends().all()) {
+      const auto why = b->unavailable_reason();
+      std::cout << std::left << std::setw(14) << b->name() << std::setw(10) << (why ? "no" : "yes")
+                << (why ? *why : b->description()) << '\n';
+    }
+  });
+}
+
+}  // namespace oplab::cli

@@ -1,0 +1,115 @@
+// `oplab campaign`: the main job. Draws a fixed-seed sample of cases for every op, runs
+// every backend that can run here against `ref`, prints a summary table and writes the
+// results as JSON (one record per op x backend, plus every failing case, replayable with
+// `oplab eval`).
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "cli/builtin_backends.h"
+#include "cli/commands.h"
+#include "core/case_io.h"
+#include "core/op_desc.h"
+#include "fuzz/differential.h"
+#include "fuzz/generators.h"
+#include "peer/divergences.h"
+
+namespace oplab::cli {
+
+namespace {
+
+struct Options {
+  int cases = 100;
+  uint64_t seed = 1;
+  std::string out = "out/campaign";
+  std::vector<std::string> ops;
+  std::vector<std::string> backends;
+};
+
+int run_campaign(const Options& opt) {
+  namespace fs = std::filesystem;
+  fs::create_directories(fs::path(opt.out) / "failures");
+  Registry& reg = builtin_backends();
+  Backend* ref = reg.find("ref");
+  std::vector<std::string> ops = opt.ops;
+  if (ops.empty())
+    for (const auto& d : all_ops()) ops.push_back(d.name);
+
+  std::vector<Backend*> others;
+  json skipped = json::array();
+  for (Backend* b : reg.all()) {
+    if (b == ref) continue;
+    if (!opt.backends.empty() && std::find(opt.backends.begin(), opt.backends.end(), b->name()) == opt.backends.end())
+      continue;
+    if (auto why = b->unavailable_reason()) {
+      std::cout << "skipping backend " << b->name() << ": " << *why << '\n';
+      skipped.push_back({{"backend", b->name()}, {"reason", *why}});
+      continue;
+    }
+    others.push_back(b);
+  }
+
+  json records = json::array();
+  int failures = 0;
+  std::cout << std::left << std::setw(16) << "op" << std::setw(13) << "backend" << std::right << std::setw(7) << "cases"
+            << std::setw(7) << "agree" << std::setw(10) << "diverge" << std::setw(8) << "unsupp" << std::setw(9)
+            << "DISAGREE" << std::setw(7) << "ERROR" << std::setw(12) << "max_rel" << std::setw(9) << "cases/s" << '\n';
+  for (const std::string& op : ops) {
+    const std::vector<Case> cases = fuzz::sample_cases(op, opt.cases, opt.seed);
+    for (Backend* b : others) {
+      const std::vector<Divergence>& known =
+          b->name() == "torchvision" ? torchvision_divergences() : std::vector<Divergence>{};
+      fuzz::Tolerance tol;  // double against double: 1e-10 (see README, "Agreement")
+      std::map<std::string, int> count, divergences;
+      double worst = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < cases.size(); ++i) {
+        const fuzz::Outcome o = fuzz::compare_on_case(*ref, *b, cases[i], tol, known);
+        ++count[fuzz::verdict_name(o.verdict)];
+        if (o.verdict == fuzz::Verdict::NamedDivergence) ++divergences[o.divergence];
+        if (o.verdict == fuzz::Verdict::Agree) worst = std::max(worst, o.max_rel);
+        if (o.verdict == fuzz::Verdict::Disagree || o.verdict == fuzz::Verdict::Error) {
+          ++failures;
+          const std::string file = (fs::path(opt.out) / "failures" /
+                                    (op + "-" + b->name() + "-" + std::to_string(i) + ".json")).string();
+          write_json_file_atomic(file, case_to_json(cases[i]));
+          std::cout << "  " << fuzz::verdict_name(o.verdict) << " " << op << " on " << b->name() << ": " << o.detail
+                    << "\n    replay: oplab eval " << file << " --backend " << b->name() << '\n';
+        }
+      }
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::cout << std::left << std::setw(16) << op << std::setw(13) << b->name() << std::right << std::setw(7)
+                << cases.size() << std::setw(7) << count["agree"] << std::setw(10) << count["named-divergence"]
+                << std::setw(8) << count["unsupported"] << std::setw(9) << count["DISAGREE"] << std::setw(7)
+                << count["ERROR"] << std::setw(12) << std::setprecision(2) << worst << std::setw(9)
+                << std::setprecision(4) << double(cases.size()) / secs << '\n';
+      for (const auto& [name, n] : divergences) std::cout << "    divergence " << name << ": " << n << '\n';
+      records.push_back({{"op", op}, {"backend", b->name()}, {"against", "ref"}, {"cases", cases.size()},
+                         {"verdicts", count}, {"divergences", divergences}, {"max_rel_agreeing", worst},
+                         {"seconds", secs}, {"rtol", tol.rtol}});
+    }
+  }
+  const json summary{{"seed", opt.seed}, {"cases_per_op", opt.cases}, {"records", records},
+                     {"skipped_backends", skipped}, {"failures", failures}};
+  const std::string path = (fs::path(opt.out) / "campaign.json").string();
+  write_json_file_atomic(path, summary, 2);
+  std::cout << "\nwrote " << path << " (" << failures << " failures)\n";
+  return failures ? kFailed : kOk;
+}
+
+}  // namespace
+
+void add_campaign(CLI::App& app) {
+  auto opt = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("campaign", "the default campaign: every op on every backend against ref, summary + JSON");
+  sub->add_option("--cases,-n", opt->cases, "cases per op")->check(CLI::PositiveNumber);
+  sub->add_option("--seed,-s", opt->seed, "seed of the case generators");
+  sub->add_option("--out,-o", opt->out, "output folder");
+  sub->add_option("--op", opt->ops, "only these ops (repeatable)");
+  sub->add_option("--backend,-b", opt->backends, "only these backends (repeatable)");
+  sub->callback([opt] { set_exit_code(run_campaign(*opt)); });
+}
+
+}  // namespace oplab::cli

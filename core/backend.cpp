@@ -1,0 +1,39 @@
+#include "core/backend.h"
+
+#include "core/op_desc.h"
+
+namespace oplab {
+
+Shape validate_case(const Case& c) { return op_desc(c.op).validate(c); }
+
+Result evaluate(Backend& backend, const Case& c) {
+  validate_case(c);
+  if (auto why = backend.unavailable_reason()) throw BackendUnavailable(backend.name() + ": " + *why);
+  if (auto why = backend.unsupported_reason(c)) throw Unsupported(backend.name() + ": " + *why);
+  Result r = backend.run(c);
+  r.op = c.op;
+  r.backend = backend.name();
+  return r;
+}
+
+void Registry::add(std::unique_ptr<Backend> b) { backends_.push_back(std::move(b)); }
+
+Backend* Registry::find(const std::string& name) const {
+  for (const auto& b : backends_)
+    if (b->name() == name) return b.get();
+  return nullptr;
+}
+
+std::vector<Backend*> Registry::all() const {
+  std::vector<Backend*> v;
+  for (const auto& b : backends_) v.push_back(b.get());
+  return v;
+}
+
+std::vector<std::string> Registry::names() const {
+  std::vector<std::string> v;
+  for (const auto& b : backends_) v.push_back(b->name());
+  return v;
+}
+
+}  // namespace oplab

@@ -1,0 +1,44 @@
+#pragma once
+// A backend evaluates valid cases of one or more ops (forward, and backward when the case
+// has grad_output). The registry binds names to backends; `evaluate` is the one entry point
+// every check uses: validate first (same rules for every backend), then run.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/case.h"
+
+namespace oplab {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  // Empty when the backend can run on this machine; otherwise why not (one line).
+  virtual std::optional<std::string> unavailable_reason() const { return std::nullopt; }
+  // Empty when this backend can evaluate the (already validated) case; otherwise why not.
+  virtual std::optional<std::string> unsupported_reason(const Case& c) const { return std::nullopt; }
+  // Evaluate a validated, supported case.
+  virtual Result run(const Case& c) = 0;
+};
+
+// Checks the case against SPEC §7 (throws InvalidCase), returns the output shape.
+Shape validate_case(const Case& c);
+
+// validate_case, then availability (BackendUnavailable), support (Unsupported), then run.
+Result evaluate(Backend& backend, const Case& c);
+
+class Registry {
+ public:
+  void add(std::unique_ptr<Backend> b);
+  Backend* find(const std::string& name) const;  // nullptr when absent
+  std::vector<Backend*> all() const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<Backend>> backends_;
+};
+
+}  // namespace oplab

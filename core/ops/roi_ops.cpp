@@ -1,0 +1,68 @@
+// roi_pool, roi_align, deform_roi_pool: parameters and the SPEC §7 checks.
+#include <cmath>
+#include <tuple>
+
+#include "core/ops/checks.h"
+#include "core/params.h"
+
+namespace oplab {
+
+using namespace checks;
+
+namespace {
+
+// Fills the sizes common to the three RoI ops from input [N,C,H,W] and rois [K,5].
+template <class P>
+void parse_common(const Case& c, P& p) {
+  const Tensor& x = input_of_rank(c, "input", 4);
+  const Tensor& rois = c.in("rois");
+  check_rois(c.op, rois, x.dim(0));
+  p.N = x.dim(0), p.C = x.dim(1), p.H = x.dim(2), p.W = x.dim(3), p.K = rois.dim(0);
+  std::tie(p.PH, p.PW) = output_size(c);
+  p.spatial_scale = spatial_scale(c);
+}
+
+}  // namespace
+
+RoiPoolParams parse_roi_pool(const Case& c) {
+  only_params(c, {"output_size", "spatial_scale"});
+  only_inputs(c, {"input", "rois"}, {});
+  RoiPoolParams p;
+  parse_common(c, p);
+  check_grad_output(c, p.output_shape());
+  return p;
+}
+
+RoiAlignParams parse_roi_align(const Case& c) {
+  only_params(c, {"output_size", "spatial_scale", "sampling_ratio", "aligned", "pool_mode"});
+  only_inputs(c, {"input", "rois"}, {});
+  RoiAlignParams p;
+  parse_common(c, p);
+  p.sampling_ratio = integer(c, "sampling_ratio", -1);
+  p.aligned = boolean(c, "aligned", false);
+  const std::string mode = text(c, "pool_mode", "avg");
+  if (mode == "avg") p.mode = PoolMode::Avg;
+  else if (mode == "max") p.mode = PoolMode::Max;
+  else fail(c.op, "pool_mode=\"" + mode + "\" must be \"avg\" or \"max\"");
+  check_grad_output(c, p.output_shape());
+  return p;
+}
+
+DeformRoiPoolParams parse_deform_roi_pool(const Case& c) {
+  only_params(c, {"output_size", "spatial_scale", "sampling_ratio", "gamma"});
+  only_inputs(c, {"input", "rois"}, {"offset"});
+  DeformRoiPoolParams p;
+  parse_common(c, p);
+  p.sampling_ratio = integer(c, "sampling_ratio", 0);
+  p.gamma = number(c, "gamma", 0.1);
+  if (!std::isfinite(p.gamma)) fail(c.op, "gamma=" + num_str(p.gamma) + " must be finite");
+  if (const Tensor* off = c.opt("offset")) {
+    const Shape want{p.K, 2, p.PH, p.PW};
+    if (off->shape != want) fail(c.op, "offset shape " + shape_str(off->shape) + " must be " + shape_str(want));
+    p.has_offset = true;
+  }
+  check_grad_output(c, p.output_shape());
+  return p;
+}
+
+}  // namespace oplab

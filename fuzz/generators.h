@@ -1,0 +1,29 @@
+#pragma once
+// RapidCheck case generators, one per op, aimed at the edges where these ops break
+// (SPEC §2-6): samples exactly on -1, 0, H-1, H and a hair either side, far outside,
+// reversed / zero-size / out-of-image boxes, empty bins, K = 0 and N = 0, ties for max,
+// non-integer and < 1 scale factors. Every generated value shrinks towards a simple case
+// (small shapes, zero offsets, plain values), so RapidCheck's shrinking gives minimal cases.
+#include <string>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "core/case.h"
+
+namespace oplab::fuzz {
+
+// Valid cases of `op`, each with a grad_output (so the backward is exercised too).
+rc::Gen<Case> gen_case(const std::string& op);
+
+rc::Gen<Case> gen_deform_conv2d();
+rc::Gen<Case> gen_roi_pool();
+rc::Gen<Case> gen_roi_align();
+rc::Gen<Case> gen_deform_roi_pool();
+rc::Gen<Case> gen_interpolate();
+
+// `n` cases drawn deterministically from gen_case(op) with `seed` (sizes ramp 0..100 as in
+// a RapidCheck run). The same (op, n, seed) gives the same cases on every machine.
+std::vector<Case> sample_cases(const std::string& op, int n, uint64_t seed);
+
+}  // namespace oplab::fuzz

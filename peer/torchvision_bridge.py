@@ -1,0 +1,188 @@
+"""Peer bridge: evaluates oplab cases with torch / torchvision, one JSON line in, one out.
+
+Started once by the C++ backend (peer/torchvision_backend.cpp) as `python3 -u <this file>`
+and kept alive; it reads one case per line on stdin (SPEC section 1) and answers one line:
+  {"outputs": {"output": T}, "grads": {name: T, ...}}          on success
+  {"error": "<one line>", "kind": "unsupported" | "failed"}    otherwise
+A line {"hello": true} answers {"torch": .., "torchvision": .., "python": ..}.
+
+Kept deliberately thin: the peer is the oracle, so this file only translates JSON to the
+library call and back and never reimplements or patches an op.
+"""
+import json
+import math
+import platform
+import sys
+import warnings
+
+# stderr belongs to the calling program (its CLI promises one-line errors), so library
+# warnings must not trickle onto it thousands of times during a fuzz run.
+warnings.simplefilter("ignore")
+
+try:
+    import torch
+    import torch.nn.functional as F
+    import torchvision
+    import torchvision.ops
+
+    IMPORT_ERROR = None
+except Exception as e:  # noqa: BLE001 - any import failure makes the peer unavailable
+    IMPORT_ERROR = "%s: %s" % (type(e).__name__, e)
+
+if IMPORT_ERROR is None:
+    # One thread: the harness compares values, and a single thread keeps summation order
+    # (and thus rounding) the same from run to run.
+    torch.set_num_threads(1)
+
+DTYPE = "float64"
+NONFINITE_IN = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+# Inputs whose gradient the harness compares; rois never get one (SPEC section 5).
+DIFFERENTIABLE = {
+    "deform_conv2d": ["input", "offset", "weight", "mask", "bias"],
+    "roi_pool": ["input"],
+    "roi_align": ["input"],
+    "interpolate": ["input"],
+}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def one_line(text):
+    return " ".join(str(text).split())
+
+
+def tensor_from_json(j, name):
+    data = j["data"]
+    if any(isinstance(v, str) for v in data):
+        try:
+            data = [NONFINITE_IN[v] if isinstance(v, str) else v for v in data]
+        except KeyError as e:
+            raise ValueError("%s holds the string %s; only \"nan\", \"inf\", \"-inf\" are numbers"
+                             % (name, e)) from None
+    t = torch.tensor(data, dtype=torch.float64)
+    return t.reshape([int(d) for d in j["shape"]])
+
+
+def float_to_json(v):
+    if v != v:
+        return "nan"
+    if v == math.inf:
+        return "inf"
+    if v == -math.inf:
+        return "-inf"
+    return v
+
+
+def tensor_to_json(t):
+    t = t.detach().to(torch.float64).contiguous()
+    data = t.reshape(-1).tolist()
+    if not bool(torch.isfinite(t).all()):
+        data = [float_to_json(v) for v in data]
+    return {"shape": list(t.shape), "data": data}
+
+
+def as_int(v):
+    # JSON does not tell 2 from 2.0, but torch's int arguments do: accept integral floats.
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def int_or_pair(v):
+    return [as_int(x) for x in v] if isinstance(v, list) else as_int(v)
+
+
+def number_or_list(v):
+    return list(v) if isinstance(v, list) else v
+
+
+def evaluate(case):
+    op = case["op"]
+    p = case.get("params") or {}
+    if op == "deform_roi_pool":
+        raise Unsupported("torchvision has no DeformRoIPool (it is an mmcv op)")
+    if op == "roi_align" and p.get("pool_mode", "avg") != "avg":
+        raise Unsupported("torchvision.ops.roi_align has no pool_mode %r (avg only)" % p.get("pool_mode"))
+    if op not in DIFFERENTIABLE:
+        raise Unsupported("the torchvision peer has no op %r" % op)
+
+    want_grad = case.get("grad_output") is not None
+    x = {name: tensor_from_json(t, "inputs." + name) for name, t in case["inputs"].items()}
+    diff = [n for n in DIFFERENTIABLE[op] if n in x] if want_grad else []
+    for n in diff:
+        x[n].requires_grad_(True)
+
+    if op == "deform_conv2d":
+        out = torchvision.ops.deform_conv2d(
+            x["input"], x["offset"], x["weight"], x.get("bias"),
+            stride=int_or_pair(p.get("stride", [1, 1])),
+            padding=int_or_pair(p.get("padding", [0, 0])),
+            dilation=int_or_pair(p.get("dilation", [1, 1])),
+            mask=x.get("mask"))
+    elif op == "roi_pool":
+        out = torchvision.ops.roi_pool(
+            x["input"], x["rois"], int_or_pair(p["output_size"]), float(p.get("spatial_scale", 1.0)))
+    elif op == "roi_align":
+        out = torchvision.ops.roi_align(
+            x["input"], x["rois"], int_or_pair(p["output_size"]), float(p.get("spatial_scale", 1.0)),
+            as_int(p.get("sampling_ratio", -1)), bool(p.get("aligned", False)))
+    else:  # interpolate
+        size = p.get("size")
+        out = F.interpolate(
+            x["input"],
+            size=None if size is None else int_or_pair(size),
+            scale_factor=number_or_list(p.get("scale_factor")),
+            mode=p.get("mode", "nearest"),
+            align_corners=p.get("align_corners"),
+            recompute_scale_factor=p.get("recompute_scale_factor"))
+
+    result = {"outputs": {"output": tensor_to_json(out)}, "grads": {}}
+    if diff:
+        go = tensor_from_json(case["grad_output"], "grad_output")
+        grads = torch.autograd.grad(outputs=out, inputs=[x[n] for n in diff], grad_outputs=go,
+                                    allow_unused=True)
+        for n, g in zip(diff, grads):
+            # An input the output does not depend on has gradient zero, not "absent".
+            result["grads"][n] = tensor_to_json(torch.zeros_like(x[n]) if g is None else g)
+    return result
+
+
+def answer(line):
+    try:
+        request = json.loads(line)
+    except ValueError as e:
+        return {"error": one_line("ValueError: request is not JSON: %s" % e), "kind": "failed"}
+    if isinstance(request, dict) and request.get("hello"):
+        if IMPORT_ERROR is not None:
+            return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
+        return {"torch": torch.__version__, "torchvision": torchvision.__version__,
+                "python": platform.python_version()}
+    if IMPORT_ERROR is not None:
+        return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
+    try:
+        return evaluate(request)
+    except Unsupported as e:
+        return {"error": one_line(e), "kind": "unsupported"}
+    except Exception as e:  # noqa: BLE001 - every failure is reported, the bridge keeps running
+        return {"error": one_line("%s: %s" % (type(e).__name__, e)), "kind": "failed"}
+
+
+def main():
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    for line in stdin:
+        if not line.strip():
+            continue
+        reply = answer(line)
+        try:
+            text = json.dumps(reply, separators=(",", ":"), allow_nan=False)
+        except ValueError as e:  # a non-finite float slipped past the conversion
+            text = json.dumps({"error": one_line("ValueError: %s" % e), "kind": "failed"})
+        stdout.write(text.encode("utf-8") + b"\n")
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

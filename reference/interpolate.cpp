@@ -1,0 +1,188 @@
+// Naive double-precision reference of interpolate (SPEC §6), forward and backward.
+//
+// Every mode is separable: along each spatial axis, output position `dst` reads a short list
+// of (source index, weight) taps, and the output is the sum over the product of the axes' taps.
+// Forward gathers through these taps and backward scatters through the very same taps, so the
+// backward is the exact transpose of the forward by construction.
+//
+// The reference follows the formulas of SPEC §6 in double, except the nearest index, which is
+// computed from a float32 scale as PyTorch does. PyTorch's CPU shortcuts (identity when
+// out == in, dst >> 1 when out == 2*in) are NOT taken here: they are recorded divergences.
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "reference/reference.h"
+
+namespace oplab::ref {
+namespace {
+
+struct Tap {
+  int64_t src = 0;    // index along the input axis
+  double weight = 0;  // its weight in the output value
+};
+using AxisTaps = std::vector<std::vector<Tap>>;  // [dst] -> taps of that output position
+
+// nearest: src = min(floor(dst * scale), in-1); nearest-exact: min(floor((dst + 0.5) * scale), in-1).
+// The scale is float32 and the product is taken in float32, as PyTorch does; that is what
+// makes 6 -> 34 read index 3 at dst 17 (in double it would be 2). dst + 0.5 is exact in float
+// for every size a case can have (below 2^23).
+AxisTaps nearest_taps(const InterpAxis& a, bool exact) {
+  const float scale = interp_nearest_scale(a);
+  AxisTaps taps(size_t(a.out));
+  for (int64_t dst = 0; dst < a.out; ++dst) {
+    const float pos = exact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
+    const int64_t src = std::min(int64_t(std::floor(pos)), a.in - 1);
+    taps[size_t(dst)] = {{src, 1.0}};
+  }
+  return taps;
+}
+
+// Source coordinate of the linear and cubic modes (SPEC §6).
+double source_coord(double scale, int64_t dst, bool align_corners) {
+  return align_corners ? scale * double(dst) : scale * (double(dst) + 0.5) - 0.5;
+}
+
+// linear / bilinear / trilinear along one axis: i0 = min(floor(src), in-1),
+// i1 = i0 + (i0 < in-1), lambda = clamp(src - i0, 0, 1). At the last index i1 == i0 and the
+// two taps land on the same element (weights still sum to 1).
+AxisTaps linear_taps(const InterpAxis& a, bool align_corners) {
+  const double scale = interp_area_scale(a, align_corners);
+  AxisTaps taps(size_t(a.out));
+  for (int64_t dst = 0; dst < a.out; ++dst) {
+    double src = source_coord(scale, dst, align_corners);
+    if (src < 0.0) src = 0.0;  // linear modes clamp a negative source to 0 (SPEC §6)
+    const int64_t i0 = std::min(int64_t(std::floor(src)), a.in - 1);
+    const int64_t i1 = i0 + (i0 < a.in - 1 ? 1 : 0);
+    const double lambda = std::clamp(src - double(i0), 0.0, 1.0);
+    taps[size_t(dst)] = {{i0, 1.0 - lambda}, {i1, lambda}};
+  }
+  return taps;
+}
+
+// Cubic convolution kernel with A = -0.75 (SPEC §6, PyTorch's choice).
+double cubic_kernel(double d) {
+  const double A = -0.75;
+  const double t = std::abs(d);
+  if (t <= 1.0) return ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0;
+  if (t < 2.0) return ((A * t - 5.0 * A) * t + 8.0 * A) * t - 4.0 * A;
+  return 0.0;
+}
+
+// bicubic along one axis: i = floor(src) with src NOT clamped, t = src - i; taps i-1..i+2
+// clamped into [0, in-1] (edge replication, so several taps may share an index) with
+// weights W(t+1), W(t), W(1-t), W(2-t).
+AxisTaps cubic_taps(const InterpAxis& a, bool align_corners) {
+  const double scale = interp_area_scale(a, align_corners);
+  AxisTaps taps(size_t(a.out));
+  for (int64_t dst = 0; dst < a.out; ++dst) {
+    const double src = source_coord(scale, dst, align_corners);
+    const double fi = std::floor(src);
+    const double t = src - fi;
+    const int64_t i = int64_t(fi);
+    const std::array<double, 4> w = {cubic_kernel(t + 1.0), cubic_kernel(t), cubic_kernel(1.0 - t),
+                                      cubic_kernel(2.0 - t)};
+    for (int64_t m = 0; m < 4; ++m) {
+      const int64_t idx = std::clamp(i - 1 + m, int64_t(0), a.in - 1);
+      taps[size_t(dst)].push_back({idx, w[size_t(m)]});
+    }
+  }
+  return taps;
+}
+
+// area = adaptive average pooling along one axis: output a averages input
+// [floor(a*in/out), ceil((a+1)*in/out)), in exact integer arithmetic. Neighbouring bins may
+// overlap (5 -> 3 gives [0,2), [1,4), [3,5)).
+AxisTaps area_taps(const InterpAxis& a) {
+  AxisTaps taps(size_t(a.out));
+  for (int64_t dst = 0; dst < a.out; ++dst) {
+    const int64_t start = (dst * a.in) / a.out;
+    const int64_t end = ((dst + 1) * a.in + a.out - 1) / a.out;
+    const double w = 1.0 / double(end - start);
+    for (int64_t s = start; s < end; ++s) taps[size_t(dst)].push_back({s, w});
+  }
+  return taps;
+}
+
+AxisTaps axis_taps(InterpMode mode, const InterpAxis& a, bool align_corners) {
+  // An empty input axis has nothing to read (parse rejects it); no taps keeps the loops in bounds.
+  if (a.in <= 0) return AxisTaps(size_t(std::max<int64_t>(a.out, 0)));
+  switch (mode) {
+    case InterpMode::Nearest: return nearest_taps(a, false);
+    case InterpMode::NearestExact: return nearest_taps(a, true);
+    case InterpMode::Linear:
+    case InterpMode::Bilinear:
+    case InterpMode::Trilinear: return linear_taps(a, align_corners);
+    case InterpMode::Bicubic: return cubic_taps(a, align_corners);
+    case InterpMode::Area: return area_taps(a);
+  }
+  return {};
+}
+
+// The problem seen as 3-D (D, H, W): a 1-D or 2-D case gets leading axes of size 1 whose one
+// output position reads index 0 with weight 1, so one set of loops serves every rank.
+struct Plan {
+  int64_t NC = 0;  // N*C planes, each interpolated alike
+  std::array<int64_t, 3> in{}, out{};
+  std::array<AxisTaps, 3> taps;
+};
+
+Plan make_plan(const InterpParams& p) {
+  Plan plan;
+  plan.NC = p.N * p.C;
+  const size_t lead = 3 - p.axes.size();
+  for (size_t ax = 0; ax < 3; ++ax) {
+    if (ax < lead) {
+      plan.in[ax] = plan.out[ax] = 1;
+      plan.taps[ax] = {{{0, 1.0}}};
+    } else {
+      const InterpAxis& a = p.axes[ax - lead];
+      plan.in[ax] = a.in;
+      plan.out[ax] = a.out;
+      plan.taps[ax] = axis_taps(p.mode, a, p.align_corners);
+    }
+  }
+  return plan;
+}
+
+// Calls visit(out_flat, in_flat, weight) once for every (output element, tap product).
+// Forward and backward both walk this, which is what makes them exact transposes.
+template <class Visit>
+void for_each_tap(const Plan& plan, Visit visit) {
+  const auto& [inD, inH, inW] = plan.in;
+  const auto& [outD, outH, outW] = plan.out;
+  for (int64_t nc = 0; nc < plan.NC; ++nc)
+    for (int64_t od = 0; od < outD; ++od)
+      for (int64_t oh = 0; oh < outH; ++oh)
+        for (int64_t ow = 0; ow < outW; ++ow) {
+          const int64_t o = ((nc * outD + od) * outH + oh) * outW + ow;
+          for (const Tap& td : plan.taps[0][size_t(od)])
+            for (const Tap& th : plan.taps[1][size_t(oh)])
+              for (const Tap& tw : plan.taps[2][size_t(ow)]) {
+                const int64_t i = ((nc * inD + td.src) * inH + th.src) * inW + tw.src;
+                visit(o, i, td.weight * th.weight * tw.weight);
+              }
+        }
+}
+
+}  // namespace
+
+Tensor interpolate_forward(const InterpParams& p, const Tensor& input) {
+  const Plan plan = make_plan(p);
+  Tensor out(p.output_shape());
+  // Gather: out[o] = Σ weight * input[i]. Zero-weight taps still multiply, so NaN/Inf spread.
+  for_each_tap(plan, [&](int64_t o, int64_t i, double w) { out.data[size_t(o)] += w * input.data[size_t(i)]; });
+  return out;
+}
+
+Tensor interpolate_backward(const InterpParams& p, const Tensor& input, const Tensor& grad_output) {
+  const Plan plan = make_plan(p);
+  Tensor grad_input(input.shape);
+  // Scatter through the same taps: grad_input[i] += weight * grad_output[o].
+  for_each_tap(plan, [&](int64_t o, int64_t i, double w) {
+    grad_input.data[size_t(i)] += w * grad_output.data[size_t(o)];
+  });
+  return grad_input;
+}
+
+}  // namespace oplab::ref

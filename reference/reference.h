@@ -1,0 +1,45 @@
+#pragma once
+// Naive double-precision references of every op, forward and backward (SPEC §2-6).
+// Written to be read beside the spec: obvious loops, no cleverness. Parameters arrive
+// validated (core/params.h); these functions never check input again.
+#include "core/params.h"
+
+namespace oplab::ref {
+
+// ---- deform_conv2d (SPEC §2) ----
+Tensor deform_conv2d_forward(const DeformConvParams& p, const Tensor& input, const Tensor& offset,
+                             const Tensor& weight, const Tensor* mask, const Tensor* bias);
+struct DeformConvGrads {
+  Tensor input, offset, weight;
+  Tensor mask, bias;  // left empty (shape {}) when the case has no mask / no bias
+};
+DeformConvGrads deform_conv2d_backward(const DeformConvParams& p, const Tensor& input, const Tensor& offset,
+                                       const Tensor& weight, const Tensor* mask, const Tensor* bias,
+                                       const Tensor& grad_output);
+
+// ---- roi_pool (SPEC §3) ----
+Tensor roi_pool_forward(const RoiPoolParams& p, const Tensor& input, const Tensor& rois);
+Tensor roi_pool_backward(const RoiPoolParams& p, const Tensor& input, const Tensor& rois,
+                         const Tensor& grad_output);  // grad of input
+
+// ---- roi_align (SPEC §4) ----
+Tensor roi_align_forward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois);
+Tensor roi_align_backward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois,
+                          const Tensor& grad_output);  // grad of input
+
+// ---- deform_roi_pool (SPEC §5) ----
+Tensor deform_roi_pool_forward(const DeformRoiPoolParams& p, const Tensor& input, const Tensor& rois,
+                               const Tensor* offset);
+struct DeformRoiPoolGrads {
+  Tensor input;
+  Tensor offset;  // empty when the case has no offset
+};
+DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const Tensor& input,
+                                            const Tensor& rois, const Tensor* offset,
+                                            const Tensor& grad_output);
+
+// ---- interpolate (SPEC §6) ----
+Tensor interpolate_forward(const InterpParams& p, const Tensor& input);
+Tensor interpolate_backward(const InterpParams& p, const Tensor& input, const Tensor& grad_output);
+
+}  // namespace oplab::ref

@@ -1,0 +1,156 @@
+// roi_align reference, forward and backward (SPEC §4), avg and max pooling.
+// avg follows torchvision's roi_align; max follows mmcv's RoIAlign max mode, with the
+// project's rules for NaN and for bins without samples.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "reference/reference.h"
+#include "reference/roi_bilinear.h"
+
+namespace oplab::ref {
+namespace {
+
+// The box of one roi in feature-map coordinates and its sampling grid.
+struct AlignBox {
+  int64_t n = 0;              // batch index
+  double sy = 0, sx = 0;      // start
+  double bin_h = 0, bin_w = 0;
+  int64_t gh = 0, gw = 0;     // samples per bin along y, x (<= 0: none)
+  int64_t count = 1;          // divisor of avg: max(gh*gw, 1)
+};
+
+AlignBox align_box(const RoiAlignParams& p, const Tensor& rois, int64_t r) {
+  AlignBox b;
+  b.n = int64_t(rois.at(r, 0));  // validated: an integer in [0, N)
+  const double s = p.spatial_scale;
+  // aligned shifts by half a pixel so that pixel centres sit at integer + 0.5.
+  const double off = p.aligned ? 0.5 : 0.0;
+  b.sx = rois.at(r, 1) * s - off;
+  b.sy = rois.at(r, 2) * s - off;
+  const double ex = rois.at(r, 3) * s - off;
+  const double ey = rois.at(r, 4) * s - off;
+  double rw = ex - b.sx, rh = ey - b.sy;
+  // Legacy (not aligned) boxes are at least one pixel; aligned boxes may be empty or reversed
+  // (x2 < x1 is no error in torchvision).
+  if (!p.aligned) {
+    rw = std::max(rw, 1.0);
+    rh = std::max(rh, 1.0);
+  }
+  b.bin_h = rh / double(p.PH);
+  b.bin_w = rw / double(p.PW);
+  // Adaptive grid of a reversed aligned box is <= 0: no samples, the bin is 0.
+  // A fixed grid on a reversed box walks backwards (a mirrored box).
+  b.gh = roi_grid_size(p.sampling_ratio, rh, p.PH);
+  b.gw = roi_grid_size(p.sampling_ratio, rw, p.PW);
+  b.count = roi_grid_count(b.gh, b.gw);
+  return b;
+}
+
+// Sample (iy, ix) of bin (ph, pw), same operation order as torchvision.
+double sample_y(const AlignBox& b, int64_t ph, int64_t iy) {
+  return b.sy + double(ph) * b.bin_h + (double(iy) + 0.5) * b.bin_h / double(b.gh);
+}
+double sample_x(const AlignBox& b, int64_t pw, int64_t ix) {
+  return b.sx + double(pw) * b.bin_w + (double(ix) + 0.5) * b.bin_w / double(b.gw);
+}
+
+// Max mode of one bin: the value and the winning sample.
+// Out-of-range samples take part with value 0 (mmcv). The winner is the first non-NaN sample,
+// replaced only by a strictly greater later one, so NaN never wins; a bin whose samples are
+// all NaN outputs NaN and has no winner. A bin with no samples outputs 0 (mmcv: -10000 on
+// CPU, -FLT_MAX on CUDA; SPEC §8 divergence).
+struct MaxBin {
+  double value = 0.0;
+  bool has_winner = false;
+  RoiBilinear winner;
+};
+
+MaxBin max_bin(const AlignBox& b, const double* plane, int64_t H, int64_t W, int64_t ph, int64_t pw) {
+  MaxBin m;
+  bool any_sample = false;
+  for (int64_t iy = 0; iy < b.gh; ++iy) {
+    const double y = sample_y(b, ph, iy);
+    for (int64_t ix = 0; ix < b.gw; ++ix) {
+      const double x = sample_x(b, pw, ix);
+      const RoiBilinear bl = roi_bilinear(y, x, H, W);
+      const double v = roi_bilinear_value(plane, W, bl);
+      any_sample = true;
+      if (std::isnan(v)) continue;
+      if (!m.has_winner || v > m.value) {
+        m.value = v;
+        m.winner = bl;
+        m.has_winner = true;
+      }
+    }
+  }
+  if (any_sample && !m.has_winner) m.value = std::numeric_limits<double>::quiet_NaN();
+  return m;
+}
+
+}  // namespace
+
+Tensor roi_align_forward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois) {
+  Tensor out(p.output_shape());
+  const int64_t H = p.H, W = p.W;
+  for (int64_t r = 0; r < p.K; ++r) {
+    const AlignBox b = align_box(p, rois, r);
+    for (int64_t c = 0; c < p.C; ++c) {
+      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
+      for (int64_t ph = 0; ph < p.PH; ++ph) {
+        for (int64_t pw = 0; pw < p.PW; ++pw) {
+          if (p.mode == PoolMode::Max) {
+            out.at(r, c, ph, pw) = max_bin(b, plane, H, W, ph, pw).value;
+            continue;
+          }
+          double sum = 0.0;
+          for (int64_t iy = 0; iy < b.gh; ++iy) {
+            const double y = sample_y(b, ph, iy);
+            for (int64_t ix = 0; ix < b.gw; ++ix) {
+              sum += roi_bilinear_value(plane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W));
+            }
+          }
+          out.at(r, c, ph, pw) = sum / double(b.count);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Tensor roi_align_backward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois,
+                          const Tensor& grad_output) {
+  Tensor grad(Shape{p.N, p.C, p.H, p.W});
+  const int64_t H = p.H, W = p.W;
+  for (int64_t r = 0; r < p.K; ++r) {
+    const AlignBox b = align_box(p, rois, r);
+    for (int64_t c = 0; c < p.C; ++c) {
+      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
+      double* gplane = grad.data.data() + (b.n * p.C + c) * H * W;
+      for (int64_t ph = 0; ph < p.PH; ++ph) {
+        for (int64_t pw = 0; pw < p.PW; ++pw) {
+          const double g = grad_output.at(r, c, ph, pw);
+          if (p.mode == PoolMode::Max) {
+            // Only the winning sample gets gradient, with its weights undivided; an
+            // out-of-range winner (value 0) passes nothing on.
+            const MaxBin m = max_bin(b, plane, H, W, ph, pw);
+            if (m.has_winner) roi_bilinear_scatter(gplane, W, m.winner, g);
+            continue;
+          }
+          for (int64_t iy = 0; iy < b.gh; ++iy) {
+            const double y = sample_y(b, ph, iy);
+            for (int64_t ix = 0; ix < b.gw; ++ix) {
+              roi_bilinear_scatter(gplane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W), g,
+                                   double(b.count));
+            }
+          }
+        }
+      }
+    }
+  }
+  return grad;
+}
+
+}  // namespace oplab::ref

@@ -1,0 +1,112 @@
+// roi_pool reference, forward and backward (SPEC §3): Fast R-CNN max pooling over
+// quantised boxes, following torchvision's roi_pool except where noted.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "reference/reference.h"
+
+namespace oplab::ref {
+namespace {
+
+// One bin of one roi: the half-open pixel rectangle [hs, he) x [ws, we) of image n.
+struct PoolBin {
+  int64_t n = 0;
+  int64_t hs = 0, he = 0, ws = 0, we = 0;
+  bool empty() const { return he <= hs || we <= ws; }
+};
+
+// Bin bounds: floor(p * bin) + start and ceil((p+1) * bin) + start, clamped to [0, size].
+// Kept in double until clamped, so that a huge box cannot overflow an integer.
+void bin_bounds(int64_t pidx, double bin, double start, int64_t size, int64_t& lo, int64_t& hi) {
+  const double l = std::floor(double(pidx) * bin) + start;
+  const double h = std::ceil(double(pidx + 1) * bin) + start;
+  lo = int64_t(std::min(std::max(l, 0.0), double(size)));
+  hi = int64_t(std::min(std::max(h, 0.0), double(size)));
+}
+
+PoolBin pool_bin(const RoiPoolParams& p, const Tensor& rois, int64_t r, int64_t ph, int64_t pw) {
+  PoolBin b;
+  b.n = int64_t(rois.at(r, 0));  // validated: an integer in [0, N)
+  const double s = p.spatial_scale;
+  // C round: half away from zero (2.5 -> 3; Python's round would give 2, SPEC §8).
+  const double xs = std::round(rois.at(r, 1) * s);
+  const double ys = std::round(rois.at(r, 2) * s);
+  const double xe = std::round(rois.at(r, 3) * s);
+  const double ye = std::round(rois.at(r, 4) * s);
+  // Inclusive end: a box from pixel 3 to pixel 5 is 3 pixels wide; never less than 1.
+  const double rw = std::max(xe - xs + 1.0, 1.0);
+  const double rh = std::max(ye - ys + 1.0, 1.0);
+  const double bin_h = rh / double(p.PH);
+  const double bin_w = rw / double(p.PW);
+  bin_bounds(ph, bin_h, ys, p.H, b.hs, b.he);
+  bin_bounds(pw, bin_w, xs, p.W, b.ws, b.we);
+  return b;
+}
+
+// Max over the bin, scanned row-major. The winner is the first non-NaN element, replaced
+// only by a strictly greater later one: NaN never wins, and a bin of all -inf outputs -inf.
+// An empty bin outputs 0 and has no argmax. A non-empty bin of only NaN outputs NaN and has
+// no argmax. Divergence: torchvision starts from -FLT_MAX, so it outputs -FLT_MAX for an
+// all-NaN bin and for an all--inf bin (and then has no argmax either).
+struct PoolMax {
+  double value = 0.0;
+  int64_t argmax = -1;  // flat index h * W + w in the plane; -1: none
+};
+
+PoolMax pool_max(const PoolBin& b, const double* plane, int64_t W) {
+  PoolMax m;
+  if (b.empty()) return m;
+  for (int64_t h = b.hs; h < b.he; ++h) {
+    for (int64_t w = b.ws; w < b.we; ++w) {
+      const double v = plane[h * W + w];
+      if (std::isnan(v)) continue;
+      if (m.argmax < 0 || v > m.value) {
+        m.value = v;
+        m.argmax = h * W + w;
+      }
+    }
+  }
+  if (m.argmax < 0) m.value = std::numeric_limits<double>::quiet_NaN();
+  return m;
+}
+
+}  // namespace
+
+Tensor roi_pool_forward(const RoiPoolParams& p, const Tensor& input, const Tensor& rois) {
+  Tensor out(p.output_shape());
+  for (int64_t r = 0; r < p.K; ++r) {
+    for (int64_t ph = 0; ph < p.PH; ++ph) {
+      for (int64_t pw = 0; pw < p.PW; ++pw) {
+        const PoolBin b = pool_bin(p, rois, r, ph, pw);
+        for (int64_t c = 0; c < p.C; ++c) {
+          const double* plane = input.data.data() + (b.n * p.C + c) * p.H * p.W;
+          out.at(r, c, ph, pw) = pool_max(b, plane, p.W).value;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Tensor roi_pool_backward(const RoiPoolParams& p, const Tensor& input, const Tensor& rois,
+                         const Tensor& grad_output) {
+  Tensor grad(Shape{p.N, p.C, p.H, p.W});
+  for (int64_t r = 0; r < p.K; ++r) {
+    for (int64_t ph = 0; ph < p.PH; ++ph) {
+      for (int64_t pw = 0; pw < p.PW; ++pw) {
+        const PoolBin b = pool_bin(p, rois, r, ph, pw);
+        for (int64_t c = 0; c < p.C; ++c) {
+          const int64_t plane_off = (b.n * p.C + c) * p.H * p.W;
+          const PoolMax m = pool_max(b, input.data.data() + plane_off, p.W);
+          // Only the argmax pixel gets gradient; bins (and rois) may overlap, so accumulate.
+          if (m.argmax >= 0) grad.data[size_t(plane_off + m.argmax)] += grad_output.at(r, c, ph, pw);
+        }
+      }
+    }
+  }
+  return grad;
+}
+
+}  // namespace oplab::ref

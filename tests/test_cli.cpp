@@ -1,0 +1,127 @@
+// The CLI contract of SPEC §1: `oplab eval` and `oplab backends`, exit codes, one-line
+// errors on stderr, and no result file when the case is refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "core/case_io.h"
+
+namespace oplab {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("oplab_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliRun run(const std::string& args) {
+    const std::string cmd = std::string(OPLAB_CLI) + " " + args + " >" + (dir_ / "stdout").string() + " 2>" +
+                            (dir_ / "stderr").string();
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "stdout"), slurp(dir_ / "stderr")};
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+const char* kRoiAlignCase = R"({"op": "roi_align",
+  "params": {"output_size": [1, 1], "spatial_scale": 1.0, "sampling_ratio": 1, "aligned": false},
+  "inputs": {"input": {"shape": [1, 1, 2, 2], "data": [1, 2, 3, 4]},
+             "rois":  {"shape": [1, 5], "data": [0, 0, 0, 1, 1]}},
+  "grad_output": {"shape": [1, 1, 1, 1], "data": [1]}})";
+
+TEST_F(Cli, BackendsListsRefAndPeer) {
+  const CliRun r = run("backends");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("ref"), std::string::npos);
+  EXPECT_NE(r.out.find("torchvision"), std::string::npos);
+}
+
+TEST_F(Cli, EvalWritesTheResult) {
+  // Box [0,1]x[0,1], not aligned, one sample at the bin centre (0.5, 0.5): the mean of the
+  // four pixels, (1+2+3+4)/4 = 2.5; each pixel gets gradient 1/4.
+  const std::string c = write("case.json", kRoiAlignCase);
+  for (const char* backend : {"ref", "torchvision"}) {
+    const std::string out = (dir_ / (std::string(backend) + ".json")).string();
+    const CliRun r = run("eval " + c + " --backend " + backend + " --out " + out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const Result res = result_from_json(read_json_file(out));
+    EXPECT_EQ(res.backend, backend);
+    EXPECT_DOUBLE_EQ(res.outputs.at("output").data.at(0), 2.5);
+    EXPECT_EQ(res.grads.at("input").data, (std::vector<double>{0.25, 0.25, 0.25, 0.25}));
+    EXPECT_EQ(res.grads.count("rois"), 0u);
+  }
+}
+
+TEST_F(Cli, EvalToStdout) {
+  const CliRun r = run("eval " + write("case.json", kRoiAlignCase) + " --backend ref");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_EQ(result_from_json(json::parse(r.out)).outputs.at("output").data.at(0), 2.5);
+}
+
+TEST_F(Cli, InvalidCaseOneLineNoFile) {
+  json j = json::parse(kRoiAlignCase);
+  j["inputs"]["rois"]["data"][0] = 2;
+  const std::string c = write("bad.json", j.dump());
+  const fs::path out = dir_ / "never.json";
+  for (const char* backend : {"ref", "torchvision"}) {
+    const CliRun r = run("eval " + c + " --backend " + backend + " --out " + out.string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "roi_align: rois[0][0]=2 is not a batch index of input with N=1\n");
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_FALSE(fs::exists(out.string() + ".tmp"));
+  }
+}
+
+TEST_F(Cli, MalformedFile) {
+  const CliRun r = run("eval " + write("broken.json", "{\"op\": ") + " --backend ref");
+  EXPECT_EQ(r.code, 5);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos);
+}
+
+TEST_F(Cli, UnknownBackend) {
+  const CliRun r = run("eval " + write("case.json", kRoiAlignCase) + " --backend nosuch");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "eval: unknown backend \"nosuch\" (see `oplab backends`)\n");
+}
+
+TEST_F(Cli, PeerSaysUnsupportedForOpsItLacks) {
+  json j = json::parse(kRoiAlignCase);
+  j["params"]["pool_mode"] = "max";
+  const CliRun r = run("eval " + write("max.json", j.dump()) + " --backend torchvision");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_EQ(r.err.rfind("torchvision: ", 0), 0u) << r.err;
+}
+
+}  // namespace
+}  // namespace oplab
