@@ -27,7 +27,6 @@ std::vector<Case> sample_cases(const std::string& op, int n, uint64_t seed) {
   rc::Random random(seed);
   for (int i = 0; i < n; ++i) {
     rc::Random r = random.split();
-    random.next();
     const int size = n > 1 ? (i * 100) / (n - 1) : 0;
     cases.push_back(g(r, size).value());
   }
