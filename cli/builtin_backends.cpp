@@ -10,6 +10,7 @@ Registry& builtin_backends() {
     auto* r = new Registry;  // lives for the whole process: backends may own child processes
     r->add(make_ref_backend());
     r->add(make_torchvision_backend());
+    for (BackendFactory f : registered_backend_factories()) r->add(f());
     return r;
   }();
   return *registry;

@@ -7,14 +7,7 @@
 
 namespace oplab::cli {
 
-namespace {
-int g_exit = kOk;
-}
-
-void set_exit_code(int code) { g_exit = code; }
-int exit_code() { return g_exit; }
-
-void add_backends(CLI::App& app) {
+static void add_backends(CLI::App& app) {
   auto* sub = app.add_subcommand("backends", "list the built-in backends and whether each can run here");
   sub->callback([] {
     for (Backend* b : builtin_backends().all()) {
@@ -24,5 +17,7 @@ void add_backends(CLI::App& app) {
     }
   });
 }
+
+static const CommandRegistrar registrar(20, add_backends);
 
 }  // namespace oplab::cli

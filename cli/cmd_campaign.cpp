@@ -21,7 +21,7 @@ namespace oplab::cli {
 namespace {
 
 struct Options {
-  int cases = 100;
+  int cases = 500;
   uint64_t seed = 1;
   std::string out = "out/campaign";
   std::vector<std::string> ops;
@@ -101,7 +101,7 @@ int run_campaign(const Options& opt) {
 
 }  // namespace
 
-void add_campaign(CLI::App& app) {
+static void add_campaign(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   auto* sub = app.add_subcommand("campaign", "the default campaign: every op on every backend against ref, summary + JSON");
   sub->add_option("--cases,-n", opt->cases, "cases per op")->check(CLI::PositiveNumber);
@@ -111,5 +111,7 @@ void add_campaign(CLI::App& app) {
   sub->add_option("--backend,-b", opt->backends, "only these backends (repeatable)");
   sub->callback([opt] { set_exit_code(run_campaign(*opt)); });
 }
+
+static const CommandRegistrar registrar(30, add_campaign);
 
 }  // namespace oplab::cli

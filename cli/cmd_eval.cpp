@@ -54,7 +54,7 @@ int run_eval(const std::string& case_path, const std::string& backend_name, cons
 
 }  // namespace
 
-void add_eval(CLI::App& app) {
+static void add_eval(CLI::App& app) {
   auto* sub = app.add_subcommand("eval", "evaluate one case file on one backend (forward, and backward with grad_output)");
   auto case_path = std::make_shared<std::string>();
   auto backend = std::make_shared<std::string>();
@@ -64,5 +64,7 @@ void add_eval(CLI::App& app) {
   sub->add_option("--out,-o", *out, "write the result JSON here instead of stdout");
   sub->callback([=] { set_exit_code(run_eval(*case_path, *backend, *out)); });
 }
+
+static const CommandRegistrar registrar(10, add_eval);
 
 }  // namespace oplab::cli

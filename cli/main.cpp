@@ -10,9 +10,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a dead peer bridge must surface as an error, not kill us
   CLI::App app{"oplab: correctness harness and study lab for vision resampling operators"};
   app.require_subcommand(1);
-  oplab::cli::add_eval(app);
-  oplab::cli::add_backends(app);
-  oplab::cli::add_campaign(app);
+  oplab::cli::add_all_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

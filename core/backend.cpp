@@ -1,5 +1,7 @@
 #include "core/backend.h"
 
+#include <algorithm>
+
 #include "core/op_desc.h"
 
 namespace oplab {
@@ -14,6 +16,23 @@ Result evaluate(Backend& backend, const Case& c) {
   r.op = c.op;
   r.backend = backend.name();
   return r;
+}
+
+namespace {
+std::vector<std::pair<int, BackendFactory>>& factories() {
+  static std::vector<std::pair<int, BackendFactory>> list;
+  return list;
+}
+}  // namespace
+
+BackendRegistrar::BackendRegistrar(int order, BackendFactory factory) { factories().emplace_back(order, factory); }
+
+std::vector<BackendFactory> registered_backend_factories() {
+  auto list = factories();
+  std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<BackendFactory> out;
+  for (const auto& [order, f] : list) out.push_back(f);
+  return out;
 }
 
 void Registry::add(std::unique_ptr<Backend> b) { backends_.push_back(std::move(b)); }

@@ -30,6 +30,15 @@ Shape validate_case(const Case& c);
 // validate_case, then availability (BackendUnavailable), support (Unsupported), then run.
 Result evaluate(Backend& backend, const Case& c);
 
+// Study and seeded-bug variants register themselves from their own files (variants/) with a
+// file-scope BackendRegistrar; the CLI's registry adds them after ref and the peer. Adding a
+// variant means adding a file.
+using BackendFactory = std::unique_ptr<Backend> (*)();
+struct BackendRegistrar {
+  BackendRegistrar(int order, BackendFactory factory);
+};
+std::vector<BackendFactory> registered_backend_factories();  // in order (lowest first)
+
 class Registry {
  public:
   void add(std::unique_ptr<Backend> b);
