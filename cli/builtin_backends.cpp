@@ -1,5 +1,6 @@
 #include "cli/builtin_backends.h"
 
+#include "halide/halide_backend.h"
 #include "peer/torchvision_backend.h"
 #include "reference/ref_backend.h"
 
@@ -10,6 +11,8 @@ Registry& builtin_backends() {
     auto* r = new Registry;  // lives for the whole process: backends may own child processes
     r->add(make_ref_backend());
     r->add(make_torchvision_backend());
+    r->add(make_halide_backend(HalideDevice::Cpu));
+    r->add(make_halide_backend(HalideDevice::Cuda));
     for (BackendFactory f : registered_backend_factories()) r->add(f());
     return r;
   }();

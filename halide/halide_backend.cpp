@@ -1,0 +1,60 @@
+#include "halide/halide_backend.h"
+
+#include <dlfcn.h>
+
+#include "halide/ops_glue.h"
+
+namespace oplab {
+
+namespace {
+
+using namespace halide_glue;
+
+class HalideBackend : public Backend {
+ public:
+  explicit HalideBackend(HalideDevice d) : device_(d) {}
+  std::string name() const override { return device_ == HalideDevice::Cpu ? "halide-cpu" : "halide-cuda"; }
+  std::string description() const override {
+    return device_ == HalideDevice::Cpu ? "Halide float32 kernels, ahead-of-time compiled for this CPU"
+                                        : "Halide float32 kernels, ahead-of-time compiled to CUDA PTX";
+  }
+  std::optional<std::string> unavailable_reason() const override {
+    if (device_ == HalideDevice::Cuda) return cuda_unavailable_reason();
+    return std::nullopt;
+  }
+  std::optional<std::string> unsupported_reason(const Case& c) const override {
+    if (c.op != "roi_align") return "no Halide kernel for " + c.op + " yet";
+    if (c.grad_output) return "no Halide backward for " + c.op + " yet";
+    return std::nullopt;
+  }
+  Result run(const Case& c) override {
+    if (c.op == "roi_align") return halide_glue::roi_align(c, device_);
+    throw Unsupported(name() + ": no Halide kernel for " + c.op);
+  }
+
+ private:
+  HalideDevice device_;
+};
+
+}  // namespace
+
+std::optional<std::string> cuda_unavailable_reason() {
+  // The Halide CUDA runtime loads the driver library itself; ask it the same questions first
+  // so that a machine without a GPU gets a clear sentence instead of a failed kernel call.
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) lib = dlopen("libcuda.so", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) return std::string("no CUDA driver (libcuda.so) on this machine");
+  using InitFn = int (*)(unsigned);
+  using CountFn = int (*)(int*);
+  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+  int n = 0;
+  if (!init || !count) return std::string("the CUDA driver library lacks cuInit/cuDeviceGetCount");
+  if (int e = init(0); e != 0) return "the CUDA driver failed to initialise (cuInit error " + std::to_string(e) + ")";
+  if (count(&n) != 0 || n == 0) return std::string("no CUDA device on this machine");
+  return std::nullopt;
+}
+
+std::unique_ptr<Backend> make_halide_backend(HalideDevice device) { return std::make_unique<HalideBackend>(device); }
+
+}  // namespace oplab
