@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <vector>
+
 #include "halide/ops_glue.h"
 
 namespace oplab {
@@ -23,13 +25,14 @@ class HalideBackend : public Backend {
     return std::nullopt;
   }
   std::optional<std::string> unsupported_reason(const Case& c) const override {
-    if (c.op != "roi_align") return "no Halide kernel for " + c.op + " yet";
-    if (c.grad_output) return "no Halide backward for " + c.op + " yet";
-    return std::nullopt;
+    const HalideOp* op = find_halide_op(c.op);
+    if (!op) return "no Halide kernel for " + c.op + " yet";
+    return op->unsupported ? op->unsupported(c) : std::nullopt;
   }
   Result run(const Case& c) override {
-    if (c.op == "roi_align") return halide_glue::roi_align(c, device_);
-    throw Unsupported(name() + ": no Halide kernel for " + c.op);
+    const HalideOp* op = find_halide_op(c.op);
+    if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);
+    return op->run(c, device_);
   }
 
  private:
@@ -37,6 +40,23 @@ class HalideBackend : public Backend {
 };
 
 }  // namespace
+
+namespace halide_glue {
+
+static std::vector<HalideOp>& halide_ops() {
+  static std::vector<HalideOp> ops;
+  return ops;
+}
+
+HalideOpRegistrar::HalideOpRegistrar(HalideOp op) { halide_ops().push_back(std::move(op)); }
+
+const HalideOp* find_halide_op(const std::string& op) {
+  for (const auto& o : halide_ops())
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+}  // namespace halide_glue
 
 std::optional<std::string> cuda_unavailable_reason() {
   // The Halide CUDA runtime loads the driver library itself; ask it the same questions first

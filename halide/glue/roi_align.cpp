@@ -27,9 +27,7 @@ int max_grid(const RoiAlignParams& p, const Tensor& rois) {
   return int(std::min(g + 1, 1e9));
 }
 
-}  // namespace
-
-Result roi_align(const Case& c, HalideDevice device) {
+Result run_roi_align(const Case& c, HalideDevice device) {
   const RoiAlignParams p = parse_roi_align(c);
   TensorF input = to_float(c.in("input")), rois = to_float(c.in("rois"));
   TensorF out(p.output_shape());
@@ -56,5 +54,14 @@ Result roi_align(const Case& c, HalideDevice device) {
   r.outputs["output"] = to_double(out);
   return r;
 }
+
+std::optional<std::string> unsupported(const Case& c) {
+  if (c.grad_output) return std::string("no Halide backward for roi_align yet");
+  return std::nullopt;
+}
+
+const HalideOpRegistrar registrar({"roi_align", run_roi_align, unsupported});
+
+}  // namespace
 
 }  // namespace oplab::halide_glue
