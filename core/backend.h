@@ -22,6 +22,9 @@ class Backend {
   virtual std::optional<std::string> unsupported_reason(const Case& c) const { return std::nullopt; }
   // Evaluate a validated, supported case.
   virtual Result run(const Case& c) = 0;
+  // True for float32 kernels: they are judged by the per-element error bound of SPEC §9
+  // (fuzz/float_compare.h), not by double-precision agreement.
+  virtual bool is_float32() const { return false; }
 };
 
 // Checks the case against SPEC §7 (throws InvalidCase), returns the output shape.

@@ -29,6 +29,7 @@ class HalideBackend : public Backend {
     if (!op) return "no Halide kernel for " + c.op + " yet";
     return op->unsupported ? op->unsupported(c) : std::nullopt;
   }
+  bool is_float32() const override { return true; }
   Result run(const Case& c) override {
     const HalideOp* op = find_halide_op(c.op);
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);

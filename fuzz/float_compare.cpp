@@ -1,0 +1,240 @@
+#include "fuzz/float_compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "core/params.h"
+
+namespace oplab::fuzz {
+
+const char* float_outcome_name(FloatOutcome::Kind k) {
+  switch (k) {
+    case FloatOutcome::Pass: return "pass";
+    case FloatOutcome::Flip: return "boundary-flip";
+    case FloatOutcome::Fail: return "FAIL";
+    case FloatOutcome::Unsupported: return "unsupported";
+    case FloatOutcome::Error: return "ERROR";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of float32
+
+// Inputs that carry coordinates rather than values: their magnitude sets C, they stay signed
+// in the magnitude case, and they are what the flip check nudges.
+bool is_coordinate(const std::string& input) { return input == "rois" || input == "offset"; }
+
+// Terms accumulated into one output element (the n of gamma_n), from the op's parameters.
+double forward_terms(const Case& c) {
+  if (c.op == "deform_conv2d") {
+    const auto p = parse_deform_conv2d(c);
+    return double(p.C / p.G * p.kh * p.kw) * 4 + 2;
+  }
+  if (c.op == "roi_align" || c.op == "deform_roi_pool") {
+    // Grid of at most g x g samples of 4 corners, plus the coordinate arithmetic.
+    const Tensor& rois = c.in("rois");
+    const auto sr = c.params.value("sampling_ratio", c.op == "roi_align" ? -1 : 0);
+    double g = sr > 0 ? double(sr) : 1;
+    const double s = c.params.value("spatial_scale", 1.0);
+    const auto os = c.params.at("output_size");
+    const double ph = os.is_array() ? os[0].get<double>() : os.get<double>();
+    const double pw = os.is_array() ? os[1].get<double>() : os.get<double>();
+    if (sr <= 0)
+      for (int64_t k = 0; k < rois.dim(0); ++k)
+        g = std::max({g, std::ceil(std::fabs(rois.at(k, 4) - rois.at(k, 2)) * s / ph) + 1,
+                      std::ceil(std::fabs(rois.at(k, 3) - rois.at(k, 1)) * s / pw) + 1});
+    return 4 * g * g + 8;
+  }
+  if (c.op == "interpolate") {
+    const auto p = parse_interpolate(c);
+    double n = 1;
+    for (const auto& a : p.axes)
+      n *= p.mode == InterpMode::Bicubic ? 4.0 : p.mode == InterpMode::Area ? std::ceil(double(a.in) / double(a.out)) + 1 : 2.0;
+    return n + 4;
+  }
+  return 2;  // roi_pool: a max, no arithmetic beyond the conversion to float
+}
+
+// Largest coordinate magnitude in pixels: where float32 sampling positions lose precision.
+double coordinate_scale(const Case& c) {
+  double C = 1;
+  for (const auto& [name, t] : c.inputs) {
+    if (name == "input")
+      for (size_t d = 2; d < t.shape.size(); ++d) C = std::max(C, double(t.shape[d]));
+    if (!is_coordinate(name)) continue;
+    const double s = name == "rois" ? c.params.value("spatial_scale", 1.0) : 1.0;
+    for (double v : t.data)
+      if (std::isfinite(v) && std::fabs(v) < 1e7) C = std::max(C, std::fabs(v) * s);
+  }
+  return C;
+}
+
+Case magnitude_case(const Case& c) {
+  Case m = c;
+  for (auto& [name, t] : m.inputs)
+    if (!is_coordinate(name))
+      for (double& v : t.data) v = std::fabs(v);
+  if (m.grad_output)
+    for (double& v : m.grad_output->data) v = std::fabs(v);
+  return m;
+}
+
+// Coordinates nudged by a relative `ra` on one axis and `rb` on the other (rois: x columns 1
+// and 3 vs y columns 2 and 4; offsets: even vs odd channels), with a box's end corner moved by
+// `end_sign` times as much as its start, so that boxes grow and shrink too (that decides
+// adaptive grids and roi_pool's rounded bins). interpolate's scale factors move by `ra`.
+Case nudged_case(const Case& c, double ra, double rb, double end_sign) {
+  Case n = c;
+  auto nudge = [](double v, double r) { return v * (1 + r) + (v == 0 ? r : 0.0); };
+  for (auto& [name, t] : n.inputs) {
+    if (!is_coordinate(name)) continue;
+    if (name == "rois") {
+      for (int64_t k = 0; k < t.dim(0); ++k)
+        for (int j = 1; j < 5; ++j) t.at(k, j) = nudge(t.at(k, j), (j % 2 ? ra : rb) * (j >= 3 ? end_sign : 1.0));
+    } else {  // offset: channel parity separates the two axes in both layouts
+      const int64_t plane = t.rank() == 4 ? t.dim(2) * t.dim(3) : 1, channels = t.rank() >= 2 ? t.dim(1) : 1;
+      for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = nudge(t.data[i], ((int64_t(i) / plane) % channels) % 2 ? ra : rb);
+    }
+  }
+  if (c.op == "interpolate" && n.params.contains("scale_factor") && !n.params.at("scale_factor").is_null()) {
+    json& sf = n.params["scale_factor"];
+    if (sf.is_array())
+      for (auto& v : sf) v = nudge(v.get<double>(), ra);
+    else
+      sf = nudge(sf.get<double>(), ra);
+  }
+  return n;
+}
+
+// Float32 rounding of every input, as the kernel sees them.
+Case float_rounded_case(const Case& c) {
+  Case f = c;
+  for (auto& [name, t] : f.inputs)
+    for (double& v : t.data) v = double(float(v));
+  return f;
+}
+
+struct Tensors {
+  std::vector<std::pair<std::string, const Tensor*>> list;
+};
+
+Tensors all_tensors(const Result& r) {
+  Tensors t;
+  for (const auto& [name, x] : r.outputs) t.list.emplace_back("outputs." + name, &x);
+  for (const auto& [name, x] : r.grads) t.list.emplace_back("grads." + name, &x);
+  return t;
+}
+
+const Tensor* find(const Result& r, const std::string& key) {
+  for (const auto& [name, t] : all_tensors(r).list)
+    if (name == key) return t;
+  return nullptr;
+}
+
+bool same_class(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return true;
+}
+
+}  // namespace
+
+FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple) {
+  FloatOutcome o;
+  Result want, got, mag;
+  try {
+    want = evaluate(ref, c);
+    mag = evaluate(ref, magnitude_case(c));
+  } catch (const std::exception& e) {
+    o.kind = FloatOutcome::Error;
+    o.detail = std::string("ref: ") + e.what();
+    return o;
+  }
+  try {
+    got = evaluate(backend, c);
+  } catch (const Unsupported& e) {
+    o.kind = FloatOutcome::Unsupported;
+    o.detail = e.what();
+    return o;
+  } catch (const std::exception& e) {
+    o.kind = FloatOutcome::Error;
+    o.detail = e.what();
+    return o;
+  }
+
+  const double n_fwd = forward_terms(c), C = coordinate_scale(c);
+  // Candidate references for the flip check: float-rounded inputs, then coordinates nudged
+  // by a few ulps either way. Computed only when an element fails.
+  std::vector<Result> alternatives;
+  bool alternatives_ready = false;
+  auto ensure_alternatives = [&] {
+    if (alternatives_ready) return;
+    alternatives_ready = true;
+    const Case fr = float_rounded_case(c);
+    alternatives.push_back(evaluate(ref, fr));
+    for (double rel : {4 * kU, 32 * kU})
+      for (double sa : {1.0, -1.0})
+        for (double sb : {1.0, -1.0})
+          for (double end_sign : {1.0, -1.0}) {
+            try {
+              alternatives.push_back(evaluate(ref, nudged_case(fr, sa * rel, sb * rel, end_sign)));
+            } catch (const std::exception&) {  // a nudge that makes the case invalid proves nothing
+            }
+          }
+  };
+
+  bool flipped = false;
+  for (const auto& [key, w] : all_tensors(want).list) {
+    const Tensor* g = find(got, key);
+    const Tensor* a = find(mag, key);
+    if (!g || g->shape != w->shape) {
+      o.kind = FloatOutcome::Fail;
+      o.detail = key + (g ? ": shape " + shape_str(g->shape) + " != " + shape_str(w->shape) : " missing");
+      return o;
+    }
+    // Gradients sum over every output that reads an element: scale n by the fan-in.
+    double n = n_fwd;
+    if (key.rfind("grads.", 0) == 0 && c.grad_output && !w->data.empty())
+      n = n_fwd * (double(c.grad_output->numel()) / double(w->numel()) + 1) * 4;
+    const double kappa = kU * (n + 2 * C);
+    double amax = 0;
+    for (double v : a->data)
+      if (std::isfinite(v)) amax = std::max(amax, std::fabs(v));
+    for (size_t i = 0; i < w->data.size(); ++i) {
+      const double r = w->data[i], e = g->data[i];
+      const double bound = multiple * kappa * (std::fabs(a->data[i]) + 1e-3 * amax) + 1e-30;
+      const bool ok = same_class(r, e) && (!std::isfinite(r) || std::fabs(e - r) <= bound);
+      if (ok) {
+        if (std::isfinite(r)) o.worst_ratio = std::max(o.worst_ratio, std::fabs(e - r) / (bound / multiple));
+        continue;
+      }
+      // A discrete decision taken the other way by float32?
+      ensure_alternatives();
+      bool explained = false;
+      for (const Result& alt : alternatives) {
+        const Tensor* t = find(alt, key);
+        if (!t) continue;
+        const double ra = t->data[i];
+        if (same_class(ra, e) && (!std::isfinite(ra) || std::fabs(e - ra) <= bound)) explained = true;
+      }
+      if (explained) {
+        flipped = true;
+        continue;
+      }
+      std::ostringstream os;
+      os.precision(9);
+      os << key << "[" << i << "]: " << e << " vs ref " << r << " (bound " << bound << ")";
+      o.kind = FloatOutcome::Fail;
+      o.detail = os.str();
+      return o;
+    }
+  }
+  if (flipped) o.kind = FloatOutcome::Flip;
+  return o;
+}
+
+}  // namespace oplab::fuzz

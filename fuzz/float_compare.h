@@ -1,0 +1,40 @@
+#pragma once
+// Comparison of a float32 backend (halide-cpu, halide-cuda) with the double reference, by the
+// per-element error bound of SPEC §9 and with discrete boundary flips told apart.
+//
+// Bound of element i:  B_i = kappa * (A_i + 1e-3 * max_j A_j)
+//   A     : the reference evaluated on the magnitude case (feature maps, weights, mask and
+//           grad_output replaced by their absolute values; coordinates unchanged), i.e. the sum
+//           of |w_k x_k| over the terms of the element (every op's sampling weights are >= 0,
+//           except bicubic, where A is a lower estimate).
+//   kappa : u * (n + 2 C), u = 2^-24: n terms accumulate rounding (gamma_n), and the float
+//           sampling coordinate, of magnitude up to C pixels, is off by up to u*C, which moves
+//           a bilinear value by at most 2 * u * C * A.
+//   The 1e-3 floor covers elements whose terms cancel and the offset gradients (differences
+//   of pixel values, not sums of products).
+// A backend passes a case when every element is within `multiple` x B_i.
+//
+// Boundary flips: where an element fails, the reference is re-run with the case's coordinates
+// (rois, offsets, scale factors) nudged by a few float32 ulps either way; if the backend then
+// agrees, the element lies on a discrete decision (a floor, a round, a range cut-off, a max
+// winner, an adaptive grid size) that float32 legitimately took the other way. Such cases are
+// counted and reported as flips, never as passes.
+#include <string>
+
+#include "core/backend.h"
+
+namespace oplab::fuzz {
+
+constexpr double kDefaultBoundMultiple = 8.0;
+
+struct FloatOutcome {
+  enum Kind { Pass, Flip, Fail, Unsupported, Error } kind = Pass;
+  double worst_ratio = 0;  // max over elements of |e - r| / B_i (of the passing comparison)
+  std::string detail;      // the first failing element, or the error text
+};
+const char* float_outcome_name(FloatOutcome::Kind k);
+
+FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c,
+                                   double multiple = kDefaultBoundMultiple);
+
+}  // namespace oplab::fuzz

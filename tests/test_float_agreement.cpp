@@ -1,0 +1,75 @@
+// Every float32 backend that can run here (halide-cpu; halide-cuda on a GPU machine) against
+// the reference on the fixed-seed edge-aimed corpus of every op, forward and backward, by the
+// per-element error bound of SPEC §9 (fuzz/float_compare.h: 8x the bound). Boundary flips are
+// counted and printed, never passed silently; cases a backend does not support yet are
+// counted and printed too.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "cli/builtin_backends.h"
+#include "core/case_io.h"
+#include "core/op_desc.h"
+#include "fuzz/float_compare.h"
+#include "fuzz/generators.h"
+
+namespace oplab {
+namespace {
+
+constexpr uint64_t kSeed = 7;
+constexpr int kCases = 300;
+
+class FloatAgreement : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FloatAgreement, HalideBackendsWithinBound) {
+  const std::string op = GetParam();
+  Backend* ref = builtin_backends().find("ref");
+  const auto cases = fuzz::sample_cases(op, kCases, kSeed);
+  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+    Backend* b = builtin_backends().find(name);
+    ASSERT_NE(b, nullptr);
+    if (auto why = b->unavailable_reason()) {
+      std::cout << "[float] " << op << " on " << name << ": skipped, " << *why << "\n";
+      continue;
+    }
+    std::map<std::string, int> count;
+    double worst = 0;
+    for (const Case& full : cases) {
+      // The forward alone, then forward and backward.
+      Case forward = full;
+      forward.grad_output.reset();
+      for (const Case* cp : std::initializer_list<const Case*>{&forward, &full}) {
+        const Case& c = *cp;
+        const fuzz::FloatOutcome o = fuzz::compare_float_backend(*ref, *b, c);
+        ++count[std::string(c.grad_output ? "backward " : "forward ") + fuzz::float_outcome_name(o.kind)];
+        worst = std::max(worst, o.worst_ratio);
+        if (o.kind == fuzz::FloatOutcome::Fail || o.kind == fuzz::FloatOutcome::Error) {
+        // Keep the case for `oplab eval` / `oplab replay`.
+        const auto path = std::filesystem::temp_directory_path() / ("oplab-float-" + op + "-" + name + ".json");
+        write_json_file_atomic(path.string(), case_to_json(c));
+        std::cout << "[float] failing case saved: " << path.string() << "\n";
+      }
+      EXPECT_TRUE(o.kind == fuzz::FloatOutcome::Pass || o.kind == fuzz::FloatOutcome::Flip ||
+                    o.kind == fuzz::FloatOutcome::Unsupported)
+            << op << " on " << name << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
+      }
+    }
+    std::cout << "[float] " << op << " on " << name << ":";
+    for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
+    std::cout << " worst error/bound=" << worst << "\n";
+  }
+}
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> v;
+  for (const auto& d : all_ops()) v.push_back(d.name);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, FloatAgreement, ::testing::ValuesIn(op_names()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace oplab
