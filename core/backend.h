@@ -22,6 +22,9 @@ class Backend {
   virtual std::optional<std::string> unsupported_reason(const Case& c) const { return std::nullopt; }
   // Evaluate a validated, supported case.
   virtual Result run(const Case& c) = 0;
+  // True when the backend already evaluates in a process of its own (the torchvision bridge):
+  // the fuzz campaign then need not, and must not, fork around it (fuzz/isolate.h).
+  virtual bool out_of_process() const { return false; }
   // True for float32 kernels: they are judged by the per-element error bound of SPEC §9
   // (fuzz/float_compare.h), not by double-precision agreement.
   virtual bool is_float32() const { return false; }

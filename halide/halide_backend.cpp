@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <HalideRuntime.h>
+
 #include <vector>
 
 #include "halide/ops_glue.h"
@@ -74,6 +76,14 @@ std::optional<std::string> cuda_unavailable_reason() {
   if (int e = init(0); e != 0) return "the CUDA driver failed to initialise (cuInit error " + std::to_string(e) + ")";
   if (count(&n) != 0 || n == 0) return std::string("no CUDA device on this machine");
   return std::nullopt;
+}
+
+void set_halide_threads(int n) { halide_set_num_threads(n); }
+
+std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, bool backward) {
+  const halide_glue::HalideOp* op = halide_glue::find_halide_op(c.op);
+  if (!op || !op->prepare) return {};
+  return op->prepare(c, device, backward);
 }
 
 std::unique_ptr<Backend> make_halide_backend(HalideDevice device) { return std::make_unique<HalideBackend>(device); }

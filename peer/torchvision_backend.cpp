@@ -251,6 +251,7 @@ class TorchvisionBackend : public Backend {
         bridge_(python_, script_) {}
 
   std::string name() const override { return "torchvision"; }
+  bool out_of_process() const override { return true; }  // the Python bridge is a child process
 
   std::string description() const override {
     return "PyTorch / torchvision (torchvision.ops, torch.nn.functional.interpolate) in float64 on the CPU, "
@@ -285,6 +286,17 @@ class TorchvisionBackend : public Backend {
     }
     if (c.op == "roi_pool" || c.op == "interpolate") return std::nullopt;
     return "the torchvision peer has no op " + c.op;
+  }
+
+  // One raw request/answer on this backend's bridge (used by the benchmark).
+  json raw(const json& request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto why = unavailable_locked()) throw BackendUnavailable("torchvision: " + *why);
+    json j = json::parse(bridge_.request(request.dump()), nullptr, false);
+    if (j.is_discarded()) throw std::runtime_error("torchvision: the bridge answered a line that is not JSON");
+    if (j.is_object() && j.contains("error"))
+      throw std::runtime_error("torchvision: " + j.value("error", std::string("unknown error")));
+    return j;
   }
 
   Result run(const Case& c) override {
@@ -363,6 +375,11 @@ class TorchvisionBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_torchvision_backend() { return std::make_unique<TorchvisionBackend>(); }
+
+nlohmann::json torchvision_bench(const nlohmann::json& request) {
+  static TorchvisionBackend bench_bridge;  // its own child: timings never share it with evaluations
+  return bench_bridge.raw(json{{"bench", request}});
+}
 
 std::optional<nlohmann::json> torchvision_versions() {
   const std::pair<std::string, std::string> key{env_or("OPLAB_PYTHON", OPLAB_PYTHON),

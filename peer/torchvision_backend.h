@@ -20,4 +20,8 @@ std::unique_ptr<Backend> make_torchvision_backend();
 // torchvision backend has said hello yet.
 std::optional<nlohmann::json> torchvision_versions();
 
+// Sends {"bench": request} to a bridge of its own and returns the answer ({"median_ms": ..,
+// "ms": [..]}); throws std::runtime_error with the bridge's one-line error.
+nlohmann::json torchvision_bench(const nlohmann::json& request);
+
 }  // namespace oplab

@@ -5,6 +5,7 @@ and kept alive; it reads one case per line on stdin (SPEC section 1) and answers
   {"outputs": {"output": T}, "grads": {name: T, ...}}          on success
   {"error": "<one line>", "kind": "unsupported" | "failed"}    otherwise
 A line {"hello": true} answers {"torch": .., "torchvision": .., "python": ..}.
+A line {"bench": {...}} times one op in float32 (see bench()) and answers {"median_ms": ..}.
 
 Kept deliberately thin: the peer is the oracle, so this file only translates JSON to the
 library call and back and never reimplements or patches an op.
@@ -114,7 +115,21 @@ def evaluate(case):
     diff = [n for n in DIFFERENTIABLE[op] if n in x] if want_grad else []
     for n in diff:
         x[n].requires_grad_(True)
+    out = call_op(op, p, x)
 
+    result = {"outputs": {"output": tensor_to_json(out)}, "grads": {}}
+    if diff:
+        go = tensor_from_json(case["grad_output"], "grad_output")
+        grads = torch.autograd.grad(outputs=out, inputs=[x[n] for n in diff], grad_outputs=go,
+                                    allow_unused=True)
+        for n, g in zip(diff, grads):
+            # An input the output does not depend on has gradient zero, not "absent".
+            result["grads"][n] = tensor_to_json(torch.zeros_like(x[n]) if g is None else g)
+    return result
+
+
+def call_op(op, p, x):
+    """The library call of one op on tensors `x` with parameters `p`."""
     if op == "deform_conv2d":
         out = torchvision.ops.deform_conv2d(
             x["input"], x["offset"], x["weight"], x.get("bias"),
@@ -138,16 +153,50 @@ def evaluate(case):
             mode=p.get("mode", "nearest"),
             align_corners=p.get("align_corners"),
             recompute_scale_factor=p.get("recompute_scale_factor"))
+    return out
 
-    result = {"outputs": {"output": tensor_to_json(out)}, "grads": {}}
-    if diff:
-        go = tensor_from_json(case["grad_output"], "grad_output")
-        grads = torch.autograd.grad(outputs=out, inputs=[x[n] for n in diff], grad_outputs=go,
-                                    allow_unused=True)
-        for n, g in zip(diff, grads):
-            # An input the output does not depend on has gradient zero, not "absent".
-            result["grads"][n] = tensor_to_json(torch.zeros_like(x[n]) if g is None else g)
-    return result
+
+def bench(req):
+    """Times one op in float32 with `threads` threads: the median of `repeats` runs after
+    `warmup` runs, forward or (with "backward") the backward alone. Large inputs arrive as
+    {"shape", "low", "high"} and are drawn here (uniform, seeded) instead of sent as JSON."""
+    import time
+    case = req["case"]
+    op, p = case["op"], case.get("params") or {}
+    if op == "deform_roi_pool" or (op == "roi_align" and p.get("pool_mode", "avg") != "avg"):
+        raise Unsupported("torchvision has no %s%s" % (op, "" if op != "roi_align" else " max mode"))
+    torch.manual_seed(0)
+    x = {n: tensor_from_json(t, "inputs." + n).float() for n, t in case.get("inputs", {}).items()}
+    for n, spec in req.get("random_inputs", {}).items():
+        low, high = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
+        x[n] = torch.rand(spec["shape"], dtype=torch.float32) * (high - low) + low
+    backward = bool(req.get("backward", False))
+    diff = [n for n in DIFFERENTIABLE[op] if n in x] if backward else []
+    for n in diff:
+        x[n].requires_grad_(True)
+    torch.set_num_threads(int(req.get("threads", 1)))
+    threads = torch.get_num_threads()
+    try:
+        if backward:
+            out = call_op(op, p, x)
+            go = torch.rand_like(out)
+            def run():
+                torch.autograd.grad(out, [x[n] for n in diff], go, retain_graph=True, allow_unused=True)
+        else:
+            def run():
+                with torch.no_grad():
+                    call_op(op, p, x)
+        times = []
+        for i in range(int(req.get("warmup", 1)) + int(req.get("repeats", 5))):
+            t0 = time.perf_counter()
+            run()
+            t1 = time.perf_counter()
+            if i >= int(req.get("warmup", 1)):
+                times.append((t1 - t0) * 1e3)
+    finally:
+        torch.set_num_threads(1)
+    times.sort()
+    return {"ms": times, "median_ms": times[len(times) // 2], "threads": threads}
 
 
 def answer(line):
@@ -163,6 +212,8 @@ def answer(line):
     if IMPORT_ERROR is not None:
         return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
     try:
+        if isinstance(request, dict) and "bench" in request:
+            return bench(request["bench"])
         return evaluate(request)
     except Unsupported as e:
         return {"error": one_line(e), "kind": "unsupported"}

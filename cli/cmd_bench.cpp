@@ -1,0 +1,151 @@
+// `oplab bench`: the standard shapes, forward and backward, halide-cpu (and halide-cuda where
+// it runs) against torchvision with the same thread count in the same run. Every figure is a
+// ratio (peer time / ours); achieved GB/s is set against the copy bandwidth measured here.
+#include <iomanip>
+#include <iostream>
+#include <thread>
+
+#include "bench/bench.h"
+#include "cli/builtin_backends.h"
+#include "cli/commands.h"
+#include "core/case_io.h"
+#include "core/op_desc.h"
+#include "halide/halide_backend.h"
+#include "peer/torchvision_backend.h"
+
+namespace oplab::cli {
+
+namespace {
+
+struct Options {
+  bool reduced = false;
+  int threads = 2;
+  int repeats = 5;
+  int warmup = 2;
+  std::vector<std::string> only;  // substrings of shape names
+  std::string out = "out/bench.json";
+  bool backward = true;
+};
+
+bool selected(const Options& opt, const std::string& name) {
+  if (opt.only.empty()) return true;
+  for (const auto& s : opt.only)
+    if (name.find(s) != std::string::npos) return true;
+  return false;
+}
+
+// Our side of one measurement: the prepared kernel call when the glue offers it (buffers
+// converted once), else the whole backend run (float conversion included, and said so).
+json time_ours(Backend& b, HalideDevice device, const Case& c, bool backward, const Options& opt) {
+  json j;
+  if (auto why = b.unsupported_reason(c)) return json{{"unsupported", *why}};
+  std::function<void()> call = halide_prepared_call(c, device, backward);
+  j["kernel_only"] = bool(call);
+  if (!call) call = [&] { (void)evaluate(b, c); };
+  const bench::Timing t = bench::time_call(call, opt.warmup, opt.repeats);
+  j["median_ms"] = t.median_ms;
+  j["ms"] = t.runs_ms;
+  return j;
+}
+
+json time_peer(const json& request, bool backward, const Options& opt) {
+  json req = request;
+  req["threads"] = opt.threads;
+  req["repeats"] = opt.repeats;
+  req["warmup"] = opt.warmup;
+  req["backward"] = backward;
+  try {
+    return torchvision_bench(req);
+  } catch (const std::exception& e) {
+    return json{{"unsupported", e.what()}};
+  }
+}
+
+std::string fmt(double v, int prec) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v;
+  return os.str();
+}
+
+int run_bench(const Options& opt) {
+  set_halide_threads(opt.threads);
+  const double copy_gbs = bench::copy_bandwidth_gbs(opt.threads);
+  std::cout << "copy bandwidth (" << opt.threads << " threads): " << fmt(copy_gbs, 1) << " GB/s\n";
+  std::cout << std::left << std::setw(36) << "shape" << std::setw(10) << "pass" << std::right << std::setw(12)
+            << "ours ms" << std::setw(12) << "peer ms" << std::setw(9) << "ratio" << std::setw(9) << "GB/s"
+            << std::setw(8) << "%copy" << "\n";
+  json records = json::array();
+  Registry& reg = builtin_backends();
+  for (const bench::BenchShape& s : bench::standard_shapes(opt.reduced)) {
+    if (!selected(opt, s.name)) continue;
+    for (bool backward : {false, true}) {
+      if (backward && !opt.backward) continue;
+      Case c = s.c;
+      if (backward) {
+        Tensor go(op_desc(c.op).validate(c));
+        for (size_t i = 0; i < go.data.size(); ++i) go.data[i] = double(i % 7) / 7.0 - 0.5;
+        c.grad_output = std::move(go);
+      }
+      const json peer = time_peer(s.peer_request, backward, opt);
+      for (auto [name, device] : {std::pair<const char*, HalideDevice>{"halide-cpu", HalideDevice::Cpu},
+                                  {"halide-cuda", HalideDevice::Cuda}}) {
+        Backend* b = reg.find(name);
+        if (!b || b->unavailable_reason()) continue;
+        const json ours = time_ours(*b, device, c, backward, opt);
+        json rec{{"shape", s.name}, {"op", c.op}, {"pass", backward ? "backward" : "forward"}, {"backend", name},
+                 {"threads", opt.threads}, {"ours", ours}, {"peer", peer}, {"bytes", s.bytes}};
+        std::string ours_ms = "-", peer_ms = "-", ratio = "-", gbs = "-", frac = "-";
+        if (ours.contains("median_ms")) {
+          const double ms = ours["median_ms"];
+          ours_ms = fmt(ms, 2) + (ours.value("kernel_only", false) ? "" : "*");
+          if (!backward) {
+            const double g = s.bytes / (ms * 1e-3) / 1e9;
+            rec["gbs"] = g;
+            rec["copy_fraction"] = g / copy_gbs;
+            gbs = fmt(g, 1);
+            frac = fmt(100 * g / copy_gbs, 0);
+          }
+          if (s.flops > 0 && !backward) rec["gflops"] = s.flops / (ms * 1e-3) / 1e9;
+        }
+        if (peer.contains("median_ms")) {
+          peer_ms = fmt(peer["median_ms"].get<double>(), 2);
+          if (ours.contains("median_ms")) {
+            rec["ratio"] = peer["median_ms"].get<double>() / ours["median_ms"].get<double>();
+            ratio = fmt(rec["ratio"].get<double>(), 1) + "x";
+          }
+        }
+        records.push_back(rec);
+        std::cout << std::left << std::setw(36) << s.name << std::setw(10) << (backward ? "backward" : "forward")
+                  << std::right << std::setw(12) << ours_ms << std::setw(12) << peer_ms << std::setw(9) << ratio
+                  << std::setw(9) << gbs << std::setw(8) << frac << "\n";
+      }
+    }
+  }
+  std::cout << "(* = timed through the backend's run(), float conversion of the tensors included)\n";
+  json report{{"copy_bandwidth_gbs", copy_gbs}, {"threads", opt.threads}, {"repeats", opt.repeats},
+              {"warmup", opt.warmup}, {"reduced", opt.reduced}, {"records", records},
+              {"hardware_threads", std::thread::hardware_concurrency()}};
+  if (auto v = torchvision_versions()) report["peer_versions"] = *v;
+  write_json_file_atomic(opt.out, report, 2);
+  std::cout << "wrote " << opt.out << "\n";
+  return kOk;
+}
+
+void add_bench(CLI::App& app) {
+  auto opt = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("bench", "time the Halide kernels against torchvision on the standard shapes");
+  sub->add_flag("--reduced", opt->reduced, "smaller shapes (for the main job)");
+  sub->add_option("--threads,-t", opt->threads, "threads for both sides")->check(CLI::PositiveNumber);
+  sub->add_option("--repeats,-r", opt->repeats, "timed runs (median reported)")->check(CLI::PositiveNumber);
+  sub->add_option("--warmup,-w", opt->warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
+  sub->add_option("--shape,-s", opt->only, "only shapes whose name contains this (repeatable)");
+  sub->add_flag("!--no-backward", opt->backward, "forward only");
+  sub->add_option("--out,-o", opt->out, "JSON report");
+  sub->callback([opt] { set_exit_code(run_bench(*opt)); });
+}
+
+const CommandRegistrar registrar(40, add_bench);
+
+}  // namespace
+
+}  // namespace oplab::cli
