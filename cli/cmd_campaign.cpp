@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "core/case_io.h"
 #include "core/op_desc.h"
+#include "fuzz/accuracy_stats.h"
 #include "fuzz/differential.h"
 #include "fuzz/float_compare.h"
 #include "fuzz/generators.h"
@@ -30,9 +31,10 @@ struct Options {
 };
 
 // A float32 backend's verdict (error bound, boundary flips) in the campaign's terms: flips are
-// reported like named divergences, under their own name.
-fuzz::Outcome float_outcome(Backend& ref, Backend& b, const Case& c) {
+// reported like named divergences, under their own name. Accuracy details go to `stats`.
+fuzz::Outcome float_outcome(Backend& ref, Backend& b, const Case& c, fuzz::AccuracyStats& stats) {
   const fuzz::FloatOutcome f = fuzz::compare_float_backend(ref, b, c);
+  stats.add(c, f);
   fuzz::Outcome o;
   o.detail = f.detail;
   o.max_rel = f.worst_ratio;
@@ -81,11 +83,12 @@ int run_campaign(const Options& opt) {
           b->name() == "torchvision" ? torchvision_divergences() : std::vector<Divergence>{};
       fuzz::Tolerance tol;  // double against double: 1e-10 (see README, "Agreement")
       std::map<std::string, int> count, divergences;
+      fuzz::AccuracyStats accuracy;
       double worst = 0;
       const auto t0 = std::chrono::steady_clock::now();
       for (size_t i = 0; i < cases.size(); ++i) {
         auto compare = [&](const Case& c) {
-          return b->is_float32() ? float_outcome(*ref, *b, c) : fuzz::compare_on_case(*ref, *b, c, tol, known);
+          return b->is_float32() ? float_outcome(*ref, *b, c, accuracy) : fuzz::compare_on_case(*ref, *b, c, tol, known);
         };
         fuzz::Outcome o = compare(cases[i]);
         if (o.verdict == fuzz::Verdict::Unsupported && cases[i].grad_output) {
@@ -118,6 +121,11 @@ int run_campaign(const Options& opt) {
       records.push_back({{"op", op}, {"backend", b->name()}, {"against", "ref"}, {"cases", cases.size()},
                          {"verdicts", count}, {"divergences", divergences}, {"max_rel_agreeing", worst},
                          {"seconds", secs}, {"rtol", tol.rtol}});
+      if (b->is_float32()) {
+        records.back()["accuracy"] = accuracy.to_json();
+        records.back()["bound_multiple"] = fuzz::kDefaultBoundMultiple;
+        records.back().erase("rtol");
+      }
     }
   }
   const json summary{{"seed", opt.seed}, {"cases_per_op", opt.cases}, {"records", records},

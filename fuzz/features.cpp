@@ -1,5 +1,6 @@
 #include "fuzz/features.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/params.h"
@@ -130,6 +131,25 @@ void interpolate_features(const Case& c, std::set<std::string>& f) {
 }
 
 }  // namespace
+
+DrivingParameter driving_parameter(const Case& c) {
+  DrivingParameter d;
+  if (c.op == "deform_conv2d") {
+    d.name = "max |offset| (px)";
+    for (double v : c.in("offset").data)
+      if (std::isfinite(v)) d.value = std::max(d.value, std::fabs(v));
+  } else if (c.op == "interpolate") {
+    d.name = "scale (out/in)";
+    for (const auto& a : parse_interpolate(c).axes) d.value = std::max(d.value, double(a.out) / double(a.in));
+  } else {
+    d.name = "longest box side (feature px)";
+    const Tensor& rois = c.in("rois");
+    const double s = c.params.value("spatial_scale", 1.0);
+    for (int64_t k = 0; k < rois.dim(0); ++k)
+      d.value = std::max({d.value, std::fabs(rois.at(k, 3) - rois.at(k, 1)) * s, std::fabs(rois.at(k, 4) - rois.at(k, 2)) * s});
+  }
+  return d;
+}
 
 std::set<std::string> case_features(const Case& c) {
   std::set<std::string> f;

@@ -11,4 +11,13 @@ namespace oplab::fuzz {
 
 std::set<std::string> case_features(const Case& c);
 
+// The parameter that drives float32 error in a case, for plots of error against it:
+// deform_conv2d: max |offset| (px); RoI ops: the longest box side (feature px); interpolate:
+// the largest output/input size ratio.
+struct DrivingParameter {
+  std::string name;
+  double value = 0;
+};
+DrivingParameter driving_parameter(const Case& c);
+
 }  // namespace oplab::fuzz

@@ -201,6 +201,13 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
     if (key.rfind("grads.", 0) == 0 && c.grad_output && !w->data.empty())
       n = n_fwd * (double(c.grad_output->numel()) / double(w->numel()) + 1) * 4;
     const double kappa = kU * (n + 2 * C);
+    const bool is_output = key == "outputs.output";
+    if (is_output) {
+      o.output_metrics = compare(*w, *g, Dtype::F32, 1e-6);
+      o.output_shape = w->shape;
+      o.output_ratio.assign(w->data.size(), NAN);
+      o.output_ulp.assign(w->data.size(), NAN);
+    }
     double amax = 0;
     for (double v : a->data)
       if (std::isfinite(v)) amax = std::max(amax, std::fabs(v));
@@ -208,6 +215,10 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
       const double r = w->data[i], e = g->data[i];
       const double bound = multiple * kappa * (std::fabs(a->data[i]) + 1e-3 * amax) + 1e-30;
       const bool ok = same_class(r, e) && (!std::isfinite(r) || std::fabs(e - r) <= bound);
+      if (is_output && std::isfinite(r) && std::isfinite(e)) {
+        o.output_ratio[i] = std::fabs(e - r) / (bound / multiple);
+        o.output_ulp[i] = ulp_distance(r, e, Dtype::F32);
+      }
       if (ok) {
         if (std::isfinite(r)) o.worst_ratio = std::max(o.worst_ratio, std::fabs(e - r) / (bound / multiple));
         continue;

@@ -21,7 +21,10 @@
 // counted and reported as flips, never as passes.
 #include <string>
 
+#include <vector>
+
 #include "core/backend.h"
+#include "core/metrics.h"
 
 namespace oplab::fuzz {
 
@@ -31,6 +34,12 @@ struct FloatOutcome {
   enum Kind { Pass, Flip, Fail, Unsupported, Error } kind = Pass;
   double worst_ratio = 0;  // max over elements of |e - r| / B_i (of the passing comparison)
   std::string detail;      // the first failing element, or the error text
+  // The forward output, for reports: SPEC §9 metrics (ULP in float32, th = 1e-6) and each
+  // element's |e - r| / B_i (NaN where either side is not finite), in the output's layout.
+  Metrics output_metrics;
+  std::vector<double> output_ratio;
+  std::vector<double> output_ulp;  // float32 ULP distance per element (NaN where not finite)
+  Shape output_shape;
 };
 const char* float_outcome_name(FloatOutcome::Kind k);
 
