@@ -10,7 +10,12 @@ namespace oplab::fuzz {
 void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
   if (o.kind != FloatOutcome::Pass && o.kind != FloatOutcome::Flip) return;
   ++cases_;
-  if (o.kind == FloatOutcome::Flip) ++flips_;
+  // A flipped case is counted, not measured: its flipped elements are off by a discrete
+  // decision, not by rounding, and would swamp the metrics of everything else.
+  if (o.kind == FloatOutcome::Flip) {
+    ++flips_;
+    return;
+  }
   worst_ratio_ = std::max(worst_ratio_, o.worst_ratio);
   const Metrics& m = o.output_metrics;
   max_abs_ = std::max(max_abs_, m.max_abs);
