@@ -26,6 +26,13 @@ Tensor roi_pool_backward(const RoiPoolParams& p, const Tensor& input, const Tens
 Tensor roi_align_forward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois);
 Tensor roi_align_backward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois,
                           const Tensor& grad_output);  // grad of input
+// Max mode only: the range grad_input can take when the winner of a bin may be any sample
+// whose value lies within `tolerance` of the bin's maximum (times the largest |corner| it
+// reads, plus the sample's own magnitude), as float32 rounding may pick any of them.
+// lo[e] and hi[e] sum, over the bins, the least and greatest share element e receives over
+// those near-tied samples. Used to tell a legitimate winner flip from a wrong backward.
+void roi_align_max_grad_range(const RoiAlignParams& p, const Tensor& input, const Tensor& rois,
+                              const Tensor& grad_output, double tolerance, Tensor& lo, Tensor& hi);
 
 // ---- deform_roi_pool (SPEC §5) ----
 Tensor deform_roi_pool_forward(const DeformRoiPoolParams& p, const Tensor& input, const Tensor& rois,

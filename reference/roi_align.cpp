@@ -153,4 +153,59 @@ Tensor roi_align_backward(const RoiAlignParams& p, const Tensor& input, const Te
   return grad;
 }
 
+void roi_align_max_grad_range(const RoiAlignParams& p, const Tensor& input, const Tensor& rois,
+                              const Tensor& grad_output, double tolerance, Tensor& lo, Tensor& hi) {
+  lo = Tensor(Shape{p.N, p.C, p.H, p.W});
+  hi = lo;
+  const int64_t H = p.H, W = p.W;
+  std::vector<RoiBilinear> tied;
+  std::vector<double> share;  // one bin's contribution to each element (scratch, one plane)
+  for (int64_t r = 0; r < p.K; ++r) {
+    const AlignBox b = align_box(p, rois, r);
+    for (int64_t c = 0; c < p.C; ++c) {
+      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
+      double* lo_plane = lo.data.data() + (b.n * p.C + c) * H * W;
+      double* hi_plane = hi.data.data() + (b.n * p.C + c) * H * W;
+      for (int64_t ph = 0; ph < p.PH; ++ph)
+        for (int64_t pw = 0; pw < p.PW; ++pw) {
+          const MaxBin m = max_bin(b, plane, H, W, ph, pw);
+          if (!m.has_winner) continue;
+          // The near-tied samples: within tolerance x their magnitude of the maximum.
+          tied.clear();
+          for (int64_t iy = 0; iy < b.gh; ++iy)
+            for (int64_t ix = 0; ix < b.gw; ++ix) {
+              const RoiBilinear bl = roi_bilinear(sample_y(b, ph, iy), sample_x(b, pw, ix), H, W);
+              const double v = roi_bilinear_value(plane, W, bl);
+              double mag = std::fabs(v);
+              if (bl.in_range)
+                mag = std::max({mag, std::fabs(plane[bl.y0 * W + bl.x0]), std::fabs(plane[bl.y0 * W + bl.x1]),
+                                std::fabs(plane[bl.y1 * W + bl.x0]), std::fabs(plane[bl.y1 * W + bl.x1])});
+              if (!std::isnan(v) && v >= m.value - tolerance * mag) tied.push_back(bl);
+            }
+          // Each element's least and greatest share over the choice of winner (0 where a
+          // winner does not touch it).
+          const double g = grad_output.at(r, c, ph, pw);
+          std::vector<std::pair<int64_t, std::vector<double>>> touched;
+          for (size_t t = 0; t < tied.size(); ++t) {
+            share.assign(size_t(H * W), 0.0);
+            roi_bilinear_scatter(share.data(), W, tied[t], g);
+            for (int64_t e = 0; e < H * W; ++e) {
+              if (share[e] == 0.0) continue;
+              auto it = std::find_if(touched.begin(), touched.end(), [e](const auto& x) { return x.first == e; });
+              if (it == touched.end()) {
+                touched.push_back({e, std::vector<double>(tied.size(), 0.0)});
+                it = touched.end() - 1;
+              }
+              it->second[t] = share[e];
+            }
+          }
+          for (const auto& [e, shares] : touched) {
+            lo_plane[e] += *std::min_element(shares.begin(), shares.end());
+            hi_plane[e] += *std::max_element(shares.begin(), shares.end());
+          }
+        }
+    }
+  }
+}
+
 }  // namespace oplab::ref
