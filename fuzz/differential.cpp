@@ -17,9 +17,6 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-namespace {
-
-// Worst scaled error of `got` against `want`; empty detail when within tolerance.
 double tensor_error(const std::string& what, const Tensor& want, const Tensor& got, const Tolerance& tol,
                     std::string* detail) {
   if (want.shape != got.shape) {
@@ -50,6 +47,8 @@ double tensor_error(const std::string& what, const Tensor& want, const Tensor& g
   return worst;
 }
 
+namespace {
+
 // Compares the outputs (forward) or the gradients (backward) of two results.
 double compare_part(const std::map<std::string, Tensor>& want, const std::map<std::string, Tensor>& got,
                     const char* kind, const Tolerance& tol, std::string* detail) {
@@ -75,17 +74,22 @@ double compare_part(const std::map<std::string, Tensor>& want, const std::map<st
 
 Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Tolerance& tol,
                         const std::vector<Divergence>& divergences) {
+  return compare_on_case(ref, other, c, tol, divergences, [](Backend& b, const Case& x) { return evaluate(b, x); });
+}
+
+Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Tolerance& tol,
+                        const std::vector<Divergence>& divergences, const Evaluate& eval) {
   Outcome o;
   Result want, got;
   try {
-    want = evaluate(ref, c);
+    want = eval(ref, c);
   } catch (const std::exception& e) {
     o.verdict = Verdict::Error;
     o.detail = std::string("ref: ") + e.what();
     return o;
   }
   try {
-    got = evaluate(other, c);
+    got = eval(other, c);
   } catch (const Unsupported& e) {
     o.verdict = Verdict::Unsupported;
     o.detail = e.what();
@@ -120,7 +124,7 @@ Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Toler
       }
   if (!names.empty()) {
     try {
-      const Result alt = evaluate(ref, equivalent);
+      const Result alt = eval(ref, equivalent);
       std::string unused;
       const bool fwd_ok = fwd <= tol.rtol || compare_part(alt.outputs, got.outputs, "outputs", tol, &unused) <= tol.rtol;
       const bool bwd_ok = bwd <= tol.rtol || compare_part(alt.grads, got.grads, "grads", tol, &unused) <= tol.rtol;

@@ -1,6 +1,7 @@
 #pragma once
 // Differential comparison of one backend against another on one case: outputs and every
 // gradient, with a stated tolerance, and disagreements explained by named divergences.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace oplab::fuzz {
 struct Tolerance {
   double rtol = 1e-10;
   double floor_scale = 1.0;
+  // Adjoint identity <J x, y> = <x, J^T y>, relative to the sum of the magnitudes of the
+  // products involved (fuzz/prop_adjoint.cpp): rounding only, so far tighter than rtol.
+  double adjoint = 1e-12;
 };
 
 enum class Verdict { Agree, NamedDivergence, Disagree, Unsupported, Error };
@@ -30,5 +34,17 @@ struct Outcome {
 // to do differently; each is tried (together) when the plain comparison fails.
 Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Tolerance& tol,
                         const std::vector<Divergence>& divergences);
+
+// The same, with every evaluation done by `eval` instead of core's evaluate(): the fuzz
+// campaign passes its crash-isolating, memoizing evaluator (fuzz/isolate.h).
+using Evaluate = std::function<Result(Backend&, const Case&)>;
+Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Tolerance& tol,
+                        const std::vector<Divergence>& divergences, const Evaluate& eval);
+
+// Worst scaled error |e - r| / (|r| + floor_scale * max|r|) of `got` against `want` (NaN and
+// Inf must sit at the same places); sets *detail to the first element beyond tol.rtol (named
+// `what`), if *detail is still empty.
+double tensor_error(const std::string& what, const Tensor& want, const Tensor& got, const Tolerance& tol,
+                    std::string* detail);
 
 }  // namespace oplab::fuzz

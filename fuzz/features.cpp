@@ -35,6 +35,7 @@ void deform_conv2d_features(const Case& c, std::set<std::string>& f) {
   if (p.dh > 1 || p.dw > 1) f.insert("dilation>1");
   if (p.ph == 0 && p.pw == 0) f.insert("padding 0");
   if (p.Ho == 1 && p.Wo == 1) f.insert("1x1 output");
+  if (p.kh >= 4 || p.kw >= 4) f.insert("kernel 4 or 5");
   const Tensor& off = c.in("offset");
   const int64_t K = p.kh * p.kw;
   for (int64_t n = 0; n < p.N; ++n)
@@ -78,6 +79,9 @@ void roi_box_features(const Case& c, const P& p, bool aligned, int64_t sampling_
     const int64_t gw = sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(rw / double(p.PW)));
     if (gh <= 0 || gw <= 0) f.insert("bins with no samples");
     if (sampling_ratio <= 0 && gh > 0 && std::ceil(rh / double(p.PH)) == rh / double(p.PH)) f.insert("adaptive grid on an exact integer");
+    for (double q : {rh / double(p.PH), rw / double(p.PW)})
+      if (sampling_ratio <= 0 && q > 0 && q != std::round(q) && std::fabs(q - std::round(q)) < 1e-6)
+        f.insert("adaptive grid a hair from an integer (ceil jumps)");
     roi_axis_samples(y1 - off, rh, p.PH, std::max<int64_t>(gh, 0), p.H, "sample y", f);
     roi_axis_samples(x1 - off, rw, p.PW, std::max<int64_t>(gw, 0), p.W, "sample x", f);
   }
@@ -113,6 +117,17 @@ void interpolate_features(const Case& c, std::set<std::string>& f) {
   if (has_sf) {
     const json& rc = c.params.value("recompute_scale_factor", json());
     f.insert(rc.is_null() ? "recompute=null" : rc.get<bool>() ? "recompute=true" : "recompute=false");
+  }
+  if (p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact) {
+    // Where the source position (float32, as the kernel computes it) is an exact integer:
+    // nearest-exact rounds a .5 tie there, nearest floors a lattice point.
+    for (const InterpAxis& a : p.axes) {
+      const float scale = interp_nearest_scale(a);
+      for (int64_t dst = 1; dst < a.out; ++dst) {
+        const float pos = p.mode == InterpMode::NearestExact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
+        if (pos == std::floor(pos) && pos < float(a.in)) f.insert("nearest source index on a tie");
+      }
+    }
   }
   const json& sfj = c.params.value("scale_factor", json());
   for (size_t i = 0; i < p.axes.size(); ++i) {
@@ -151,8 +166,23 @@ DrivingParameter driving_parameter(const Case& c) {
   return d;
 }
 
+// Edges every op has: the feature map one value everywhere (every max a tie), and spatial
+// sizes of 1 or an odd prime >= 5.
+static void common_features(const Case& c, std::set<std::string>& f) {
+  const Tensor* x = c.opt("input");
+  if (!x) return;
+  if (x->numel() > 1 && std::all_of(x->data.begin(), x->data.end(), [&](double v) { return v == x->data[0]; }))
+    f.insert("constant input (ties for max)");
+  for (int d = 2; d < x->rank(); ++d) {
+    const int64_t n = x->dim(d);
+    if (n == 1) f.insert("spatial size 1");
+    if (n == 5 || n == 7 || n == 11 || n == 13) f.insert("odd prime spatial size");
+  }
+}
+
 std::set<std::string> case_features(const Case& c) {
   std::set<std::string> f;
+  common_features(c, f);
   if (c.op == "deform_conv2d") deform_conv2d_features(c, f);
   else if (c.op == "roi_pool") roi_pool_features(c, f);
   else if (c.op == "roi_align") {

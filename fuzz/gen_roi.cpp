@@ -1,6 +1,7 @@
 // Cases of the three RoI ops: boxes that are reversed, zero-size, out of the image or
-// exactly on its border; spatial scales that make x*s land on .5 ties (roi_pool rounding);
-// fixed and adaptive grids; K = 0 and N = 0.
+// exactly on its border; boxes whose extent puts the adaptive grid's ceil exactly on, or a
+// hair past, an integer (the grid jumps there); spatial scales that make x*s land on .5 ties
+// (roi_pool rounding); fixed and adaptive grids; K = 0 and N = 0; odd and prime image sizes.
 #include <cmath>
 #include <tuple>
 
@@ -18,14 +19,14 @@ struct RoiShape {
 
 RoiShape pick_roi_shape() {
   RoiShape s;
-  s.N = *rc::gen::weightedElement<int64_t>({{1, 0}, {8, 1}, {3, 2}});
+  s.N = pick_one<int64_t>({{8, 1}, {3, 2}, {1, 0}});
   s.C = pick_dim(1, 3);
-  s.H = *rc::gen::weightedElement<int64_t>({{1, 0}, {12, pick_dim(1, 8)}});
-  s.W = *rc::gen::weightedElement<int64_t>({{1, 0}, {12, pick_dim(1, 8)}});
-  s.K = s.N == 0 ? 0 : *rc::gen::weightedElement<int64_t>({{1, 0}, {10, pick_dim(1, 4)}});
+  s.H = pick_one<int>({{12, 1}, {1, 0}}) ? pick_extent(1, 8) : 0;
+  s.W = pick_one<int>({{12, 1}, {1, 0}}) ? pick_extent(1, 8) : 0;
+  s.K = s.N == 0 ? 0 : pick_one<int>({{10, 1}, {1, 0}}) ? pick_dim(1, 4) : 0;
   s.PH = pick_dim(1, 4);
   s.PW = pick_dim(1, 4);
-  s.scale = *rc::gen::element(1.0, 0.5, 0.25, 0.125, 2.0, 0.3, 1.0 / 3.0);
+  s.scale = pick_of<double>({1.0, 0.5, 0.25, 0.125, 2.0, 0.3, 1.0 / 3.0});
   return s;
 }
 
@@ -37,6 +38,13 @@ std::pair<double, double> centred_on(double t, double off) {
   return {start, start + len};
 }
 
+// An extent of `bins` * k (k = 1..3), exactly or a hair either side: the adaptive grid
+// ceil(extent / bins) is k exactly, or jumps to k + 1 a hair above.
+double grid_jump_extent(int64_t bins) {
+  const double k = double(pick_dim(1, 3));
+  return double(bins) * k + pick_one<double>({{1, 0.0}, {1, 1e-9}, {1, -1e-9}});
+}
+
 // One box in image coordinates: its feature-map image (x*s) is edge-aimed. `off` is the
 // half-pixel shift of the op (0.5 when aligned), so that centred boxes hit their target.
 Tensor pick_rois(const RoiShape& s, double off) {
@@ -44,7 +52,7 @@ Tensor pick_rois(const RoiShape& s, double off) {
   for (int64_t k = 0; k < s.K; ++k) {
     rois.at(k, 0) = double(pick_dim(0, s.N - 1));
     double x1 = pick_coord(s.W), y1 = pick_coord(s.H), x2, y2;
-    switch (*rc::gen::weightedElement<int>({{6, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}})) {
+    switch (pick_one<int>({{6, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}, {2, 5}})) {
       case 0:  // ordinary box of some size
         x2 = x1 + std::abs(pick_real(double(s.W) + 1));
         y2 = y1 + std::abs(pick_real(double(s.H) + 1));
@@ -58,11 +66,15 @@ Tensor pick_rois(const RoiShape& s, double off) {
       case 3:  // both corners edge-aimed
         x2 = pick_coord(s.W), y2 = pick_coord(s.H);
         break;
-      default: {  // the centre sample exactly on a border: -1, 0, len-1, len
+      case 4: {  // the centre sample exactly on a border: -1, 0, len-1, len
         const double L = double(s.H), M = double(s.W);
-        std::tie(y1, y2) = centred_on(*rc::gen::element(-1.0, 0.0, L - 1.0, L), off);
-        std::tie(x1, x2) = centred_on(*rc::gen::element(-1.0, 0.0, M - 1.0, M), off);
+        std::tie(y1, y2) = centred_on(pick_of<double>({0.0, -1.0, L - 1.0, L}), off);
+        std::tie(x1, x2) = centred_on(pick_of<double>({0.0, -1.0, M - 1.0, M}), off);
+        break;
       }
+      default:  // the adaptive grid on the edge of a jump
+        y2 = y1 + grid_jump_extent(s.PH);
+        x2 = x1 + grid_jump_extent(s.PW);
     }
     rois.at(k, 1) = x1 / s.scale;
     rois.at(k, 2) = y1 / s.scale;
@@ -82,7 +94,7 @@ Case roi_case(const std::string& op, const RoiShape& s, double off) {
   return c;
 }
 
-int64_t pick_sampling_ratio() { return *rc::gen::element<int64_t>(-1, 0, 1, 2, 3); }
+int64_t pick_sampling_ratio() { return pick_of<int64_t>({-1, 1, 2, 0, 3}); }
 
 }  // namespace
 
@@ -96,7 +108,7 @@ rc::Gen<Case> gen_roi_align() {
     Case c = roi_case("roi_align", pick_roi_shape(), aligned ? 0.5 : 0.0);
     c.params["sampling_ratio"] = pick_sampling_ratio();
     c.params["aligned"] = aligned;
-    c.params["pool_mode"] = *rc::gen::weightedElement<std::string>({{3, "avg"}, {1, "max"}});
+    c.params["pool_mode"] = pick_one<std::string>({{3, "avg"}, {1, "max"}});
     return c;
   });
 }
@@ -106,10 +118,10 @@ rc::Gen<Case> gen_deform_roi_pool() {
     const RoiShape s = pick_roi_shape();
     Case c = roi_case("deform_roi_pool", s, 0.5);
     c.params["sampling_ratio"] = pick_sampling_ratio();
-    c.params["gamma"] = *rc::gen::element(0.1, 0.0, 0.5, 1.0);
-    if (*rc::gen::weightedElement<int>({{1, 0}, {3, 1}})) {
+    c.params["gamma"] = pick_of<double>({0.1, 0.0, 0.5, 1.0});
+    if (pick_one<int>({{1, 0}, {3, 1}})) {
       Tensor off({s.K, 2, s.PH, s.PW});
-      for (double& v : off.data) v = *rc::gen::weightedElement<int>({{1, 0}, {3, 1}}) ? pick_real(2.0) : 0.0;
+      for (double& v : off.data) v = pick_one<int>({{1, 0}, {3, 1}}) ? pick_real(2.0) : 0.0;
       c.inputs["offset"] = std::move(off);
     }
     return c;

@@ -1,15 +1,41 @@
 #pragma once
 // Building blocks shared by the per-op generators. Call them inside rc::gen::exec.
+//
+// Every choice here shrinks, towards the first option listed (so list the simplest first):
+// rc::gen::element and rc::gen::weightedElement never shrink, which would leave a minimal
+// counterexample with far-outside boxes and odd scales that have nothing to do with the bug.
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
 #include <rapidcheck.h>
 
 #include "core/tensor.h"
 
 namespace oplab::fuzz {
 
-// A feature-map value: mostly smooth reals in (-2, 2), sometimes small multiples of 1/4
-// (exact in binary; they make ties for max modes), sometimes exactly 0. Shrinks to 0.
+// An index into `weights` drawn in proportion to them, not scaled by the size (the choice of
+// a kind of edge should not depend on it), shrinking towards 0 with RapidCheck's
+// shrink::towards.
+rc::Gen<size_t> weighted_index(std::vector<int> weights);
+
+template <class T>
+T pick_one(std::initializer_list<std::pair<int, T>> weighted) {
+  std::vector<int> w;
+  std::vector<T> v;
+  for (const auto& [weight, value] : weighted) w.push_back(weight), v.push_back(value);
+  return v[*weighted_index(w)];
+}
+
+template <class T>
+T pick_of(const std::vector<T>& options) {
+  return options[*weighted_index(std::vector<int>(options.size(), 1))];
+}
+
+// A feature-map value: exactly 0, small multiples of 1/4 (exact in binary; they make ties for
+// the max modes), or smooth reals in (-2, 2). Shrinks to 0, then to 1/4.
 double pick_value();
-// A tensor of `shape` filled with pick_value().
+// A tensor of `shape` filled with pick_value(); sometimes one value everywhere (ties for max).
 Tensor pick_tensor(const Shape& shape);
 // A real in [-mag, mag], shrinking to 0.
 double pick_real(double mag);
@@ -17,6 +43,9 @@ double pick_real(double mag);
 double pick_edge(const std::vector<double>& edges);
 // A dimension in [lo, hi], shrinking to lo.
 int64_t pick_dim(int64_t lo, int64_t hi);
+// A spatial extent: mostly in [lo, hi], sometimes 1 or an odd prime (5, 7, 11, 13), whose
+// divisions by bin counts and scales are never exact. Shrinks to lo.
+int64_t pick_extent(int64_t lo, int64_t hi);
 // A coordinate along an axis of length `len` in feature-map units, edge-aimed:
 // exactly -1, 0, len-1, len (± a hair), lattice points (quarters), far outside, or smooth.
 double pick_coord(int64_t len);

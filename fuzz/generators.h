@@ -22,6 +22,9 @@ rc::Gen<Case> gen_roi_align();
 rc::Gen<Case> gen_deform_roi_pool();
 rc::Gen<Case> gen_interpolate();
 
+// Invalid cases of `op`: a valid case with one rule of SPEC §7 broken (fuzz/gen_invalid.cpp).
+rc::Gen<Case> gen_invalid_case(const std::string& op);
+
 // `n` cases drawn deterministically from gen_case(op) with `seed` (sizes ramp 0..100 as in
 // a RapidCheck run). The same (op, n, seed) gives the same cases on every machine.
 std::vector<Case> sample_cases(const std::string& op, int n, uint64_t seed);

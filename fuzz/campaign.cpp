@@ -1,0 +1,373 @@
+#include "fuzz/campaign.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <stdexcept>
+
+#include "core/case_io.h"
+#include "core/op_desc.h"
+#include "fuzz/campaign_log.h"
+#include "fuzz/generators.h"
+#include "fuzz/interrupt.h"
+#include "fuzz/progress.h"
+#include "fuzz/properties.h"
+#include "fuzz/shrink.h"
+
+namespace oplab::fuzz {
+
+namespace {
+
+using json = nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+struct Plan {
+  std::vector<std::string> ops;
+  std::vector<Backend*> subjects;
+  Backend* against = nullptr;
+  std::vector<const Property*> properties;
+};
+
+// How a check failed, coarsely: shrinking keeps only candidates that fail the same way, so a
+// hang does not shrink into a segfault of another input (both failures, different bugs).
+std::string failure_kind(const CheckResult& r) {
+  if (!r.crashed) return "fails";
+  if (r.detail.find("hung:") != std::string::npos) return "hangs";
+  const size_t at = r.detail.find("crashed:");
+  return at == std::string::npos ? "crashes" : r.detail.substr(at);
+}
+
+bool is_all(const std::vector<std::string>& v) { return v.empty() || (v.size() == 1 && v[0] == "all"); }
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+Plan resolve(const CampaignOptions& opt, Registry& reg) {
+  Plan plan;
+  std::vector<std::string> known_ops;
+  for (const auto& d : all_ops()) known_ops.push_back(d.name);
+  if (is_all(opt.ops)) {
+    plan.ops = known_ops;
+  } else {
+    for (const auto& op : opt.ops) {
+      if (std::find(known_ops.begin(), known_ops.end(), op) == known_ops.end())
+        throw std::invalid_argument("fuzz: unknown op \"" + op + "\" (known: " + joined(known_ops) + ", or all)");
+      plan.ops.push_back(op);
+    }
+  }
+  plan.against = reg.find(opt.against);
+  if (!plan.against) throw std::invalid_argument("fuzz: unknown backend \"" + opt.against + "\" for --against (see `oplab backends`)");
+  if (auto why = plan.against->unavailable_reason())
+    throw std::invalid_argument("fuzz: --against " + opt.against + " cannot run here: " + *why);
+  if (is_all(opt.backends) && !opt.backends.empty()) {
+    for (Backend* b : reg.all())
+      if (!b->unavailable_reason()) plan.subjects.push_back(b);
+  } else {
+    if (opt.backends.empty()) throw std::invalid_argument("fuzz: --backend is required (a name from `oplab backends`, or all)");
+    for (const auto& name : opt.backends) {
+      Backend* b = reg.find(name);
+      if (!b) throw std::invalid_argument("fuzz: unknown backend \"" + name + "\" (see `oplab backends`)");
+      if (auto why = b->unavailable_reason()) throw std::invalid_argument("fuzz: backend " + name + " cannot run here: " + *why);
+      plan.subjects.push_back(b);
+    }
+  }
+  if (is_all(opt.properties)) {
+    for (const Property& p : all_properties()) plan.properties.push_back(&p);
+  } else {
+    for (const auto& name : opt.properties) {
+      const Property* p = find_property(name);
+      if (!p) {
+        std::vector<std::string> names;
+        for (const Property& q : all_properties()) names.push_back(q.name);
+        throw std::invalid_argument("fuzz: unknown property \"" + name + "\" (known: " + joined(names) + ", or all)");
+      }
+      plan.properties.push_back(p);
+    }
+  }
+  if (!opt.cases && !opt.time_s) throw std::invalid_argument("fuzz: give --cases N or --time S (or both)");
+  return plan;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+class Runner {
+ public:
+  Runner(const CampaignOptions& opt, const Plan& plan, std::ostream& os)
+      : opt_(opt), plan_(plan), log_(opt.out), progress_(os, opt.live_progress, opt.progress_every_s),
+        t0_(clock_type::now()), started_(utc_now()) {}
+
+  CampaignResult run() {
+    log_.event({{"event", "start"}, {"time", started_}, {"options", options_json()}}, true);
+    write_summary("running");
+    try {
+      loop();
+    } catch (const Interrupted&) {
+      result_.interrupted = true;
+    }
+    if (stop_requested()) result_.interrupted = true;
+    const std::string status = result_.interrupted ? "interrupted" : "finished";
+    result_.seconds = elapsed();
+    log_.event({{"event", "end"}, {"status", status}, {"elapsed_s", elapsed()}, {"cases", result_.cases},
+                {"failures", result_.failures.size()}},
+               true);
+    write_summary(status);
+    progress_.finish(snapshot());
+    return result_;
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(clock_type::now() - t0_).count(); }
+  bool time_up() const { return opt_.time_s && elapsed() >= *opt_.time_s; }
+  bool done() const { return !opt_.keep_going && !result_.failures.empty(); }
+
+  void loop() {
+    for (uint64_t i = 0;; ++i) {
+      if (opt_.cases && int64_t(i) >= *opt_.cases) return;
+      if (time_up() || done()) return;
+      if (stop_requested()) throw Interrupted();
+      if (!opt_.shard.owns(i)) continue;
+      for (const std::string& op : plan_.ops) {
+        if (time_up() || done()) return;
+        run_case(op, i);
+      }
+    }
+  }
+
+  const rc::Gen<Case>& generator(const std::string& op, bool invalid) {
+    auto& table = invalid ? invalid_gens_ : valid_gens_;
+    auto it = table.find(op);
+    if (it == table.end()) it = table.emplace(op, invalid ? gen_invalid_case(op) : gen_case(op)).first;
+    return it->second;
+  }
+
+  void run_case(const std::string& op, uint64_t index) {
+    const uint64_t seed = case_seed(opt_.seed, op, index);
+    const int size = case_size(seed);
+    std::optional<Case> drawn[2];  // valid, invalid: drawn when a property first needs one
+    ++result_.cases;
+    ++per_op_[op];
+    for (Backend* b : plan_.subjects) {
+      std::optional<CheckContext> ctx[2];
+      for (const Property* p : plan_.properties) {
+        if (!p->applies(op)) continue;
+        const int k = p->invalid_cases ? 1 : 0;
+        if (!drawn[k]) {
+          try {
+            drawn[k] = draw_case(generator(op, k == 1), seed, size);
+          } catch (const std::exception& e) {
+            log_.event({{"event", "generator-error"}, {"op", op}, {"case_index", index}, {"error", e.what()}});
+            return;
+          }
+        }
+        if (!ctx[k]) ctx[k].emplace(*drawn[k], *b, *plan_.against, opt_.isolation);
+        const CheckResult r = run_check(*p, *ctx[k]);
+        tally(*b, op, *p, r);
+        if (r.failed()) {
+          record_failure(op, index, seed, size, *b, *p, *drawn[k], r);
+          break;  // one failure per case and backend: the rest would repeat it
+        }
+      }
+      progress_.update(snapshot());
+      periodic();
+    }
+  }
+
+  void tally(const Backend& b, const std::string& op, const Property& p, const CheckResult& r) {
+    ++result_.checks;
+    ++checks_[b.name()][op][p.name][status_name(r.status)];
+    if (r.status == Status::Pass && !r.detail.empty()) ++notes_[r.detail];
+    if (r.status == Status::Skip) {
+      auto& reasons = skips_[p.name];
+      const std::string why = r.detail.substr(0, 100);
+      if (reasons.count(why) || reasons.size() < 20) ++reasons[why];
+    }
+  }
+
+  void record_failure(const std::string& op, uint64_t index, uint64_t seed, int size, Backend& b, const Property& p,
+                      const Case& original, const CheckResult& r) {
+    const double found = elapsed();
+    const std::string id =
+        safe_id(op + "-" + b.name() + "-" + p.name + "-s" + std::to_string(opt_.seed) + "-i" + std::to_string(index));
+    json record = {{"kind", "oplab-fuzz-failure"},
+                   {"version", 1},
+                   {"id", id},
+                   {"campaign_seed", opt_.seed},
+                   {"shard", opt_.shard.str()},
+                   {"case_index", index},
+                   {"case_seed", seed},
+                   {"size", size},
+                   {"op", op},
+                   {"backend", b.name()},
+                   {"against", plan_.against->name()},
+                   {"property", p.name},
+                   {"property_description", p.description},
+                   {"detail", r.detail},
+                   {"crashed", r.crashed},
+                   {"metrics", r.metrics},
+                   {"found_after_s", found},
+                   {"shrunk", false},
+                   {"case", case_to_json(original)},
+                   {"replay", "oplab replay " + log_.record_path(id)}};
+    // Saved before shrinking: if the campaign dies while shrinking, the failure is on disk.
+    log_.save_failure(id, record, original);
+    log_.event({{"event", "failure-found"}, {"id", id}, {"op", op}, {"backend", b.name()}, {"property", p.name},
+                {"detail", r.detail}, {"crashed", r.crashed}, {"found_after_s", found}},
+               true);
+    progress_.message("FAIL " + p.name + " " + op + " on " + b.name() + ": " + r.detail);
+
+    // Shrink: the same property, on the same backends, on RapidCheck's smaller candidates.
+    phase_ = "shrinking " + id;
+    CheckResult last = r;
+    const std::string kind = failure_kind(r);
+    bool interrupted = false;
+    auto fails = [&](const Case& c) {
+      if (interrupted) return false;
+      try {
+        CheckContext ctx(c, b, *plan_.against, opt_.isolation);
+        CheckResult x = run_check(p, ctx);
+        progress_.update(snapshot());
+        if (!x.failed() || failure_kind(x) != kind) return false;
+        last = std::move(x);
+        return true;
+      } catch (const Interrupted&) {
+        interrupted = true;  // wind the shrink down; the best so far is kept below
+        return false;
+      }
+    };
+    const ShrinkOutcome s = shrink_case(property_gen(p, op), seed, size, fails, opt_.shrink_time_s);
+    phase_.clear();
+    if (s.reproduced) {
+      record["case"] = case_to_json(s.minimal);
+      record["original_case"] = case_to_json(original);
+      record["detail"] = last.detail;
+      record["crashed"] = last.crashed;
+      record["metrics"] = last.metrics;
+      record["shrunk"] = true;
+    }
+    record["shrink"] = {{"reproduced", s.reproduced}, {"accepted", s.accepted}, {"tried", s.tried},
+                        {"seconds", s.seconds}, {"budget_exhausted", s.budget_exhausted}, {"interrupted", interrupted}};
+    const Case& minimal = s.reproduced ? s.minimal : original;
+    log_.save_failure(id, record, minimal);
+    json ev = record;
+    ev.erase("original_case");
+    ev["event"] = "failure";
+    log_.event(ev, true);
+
+    FailureSummary f;
+    f.id = id, f.op = op, f.backend = b.name(), f.property = p.name, f.detail = record["detail"];
+    f.record_path = log_.record_path(id), f.case_path = log_.case_path(id);
+    f.minimal_case = record["case"];
+    f.found_after_s = found, f.shrink_s = s.seconds, f.shrunk = s.reproduced;
+    result_.failures.push_back(f);
+    progress_.message("  minimal case (" + std::to_string(s.accepted) + " shrinks, " + std::to_string(s.tried) +
+                      " tried): " + record["case"].dump() + "\n  " + f.detail + "\n  replay: oplab replay " +
+                      f.record_path);
+    write_summary("running");
+    if (interrupted) throw Interrupted();
+  }
+
+  void periodic() {
+    const double now = elapsed();
+    if (now - last_summary_ >= 2.0) {
+      write_summary("running");
+      last_summary_ = now;
+    }
+    if (now - last_event_ >= opt_.progress_every_s) {
+      log_.event({{"event", "progress"}, {"elapsed_s", now}, {"cases", result_.cases}, {"per_op", per_op_},
+                  {"checks", result_.checks}, {"failures", result_.failures.size()}});
+      last_event_ = now;
+    }
+  }
+
+  ProgressSnapshot snapshot() const {
+    ProgressSnapshot s;
+    s.elapsed_s = elapsed();
+    s.cases = result_.cases;
+    s.per_op = per_op_;
+    s.checks = result_.checks;
+    s.failures = int64_t(result_.failures.size());
+    s.phase = phase_;
+    return s;
+  }
+
+  json options_json() const {
+    std::vector<std::string> subjects, props;
+    for (Backend* b : plan_.subjects) subjects.push_back(b->name());
+    for (const Property* p : plan_.properties) props.push_back(p->name);
+    json o = {{"ops", plan_.ops},
+              {"backends", subjects},
+              {"against", plan_.against->name()},
+              {"properties", props},
+              {"seed", opt_.seed},
+              {"shard", opt_.shard.str()},
+              {"keep_going", opt_.keep_going},
+              {"fork", opt_.isolation.fork},
+              {"timeout_s", opt_.isolation.timeout_s},
+              {"shrink_time_s", opt_.shrink_time_s}};
+    o["cases"] = opt_.cases ? json(*opt_.cases) : json(nullptr);
+    o["time_s"] = opt_.time_s ? json(*opt_.time_s) : json(nullptr);
+    return o;
+  }
+
+  void write_summary(const std::string& status) {
+    json failures = json::array();
+    for (const auto& f : result_.failures)
+      failures.push_back({{"id", f.id}, {"op", f.op}, {"backend", f.backend}, {"property", f.property},
+                          {"detail", f.detail}, {"record", f.record_path}, {"case", f.case_path},
+                          {"found_after_s", f.found_after_s}, {"shrunk", f.shrunk}});
+    const double secs = elapsed();
+    result_.summary = {{"kind", "oplab-fuzz-campaign"},
+                       {"version", 1},
+                       {"status", status},
+                       {"started", started_},
+                       {"elapsed_s", secs},
+                       {"options", options_json()},
+                       {"cases", {{"total", result_.cases}, {"per_op", per_op_}}},
+                       {"cases_per_second", secs > 0 ? double(result_.cases) / secs : 0.0},
+                       {"checks", checks_},
+                       {"checks_total", result_.checks},
+                       {"passed_with_note", notes_},
+                       {"skip_reasons", skips_},
+                       {"failures", failures}};
+    log_.write_summary(result_.summary);
+  }
+
+  const CampaignOptions& opt_;
+  const Plan& plan_;
+  CampaignLog log_;
+  Progress progress_;
+  clock_type::time_point t0_;
+  std::string started_;
+  CampaignResult result_;
+  std::map<std::string, int64_t> per_op_;
+  std::map<std::string, std::map<std::string, std::map<std::string, std::map<std::string, int64_t>>>> checks_;
+  std::map<std::string, int64_t> notes_;
+  std::map<std::string, std::map<std::string, int64_t>> skips_;
+  std::map<std::string, rc::Gen<Case>> valid_gens_, invalid_gens_;
+  std::string phase_;
+  double last_summary_ = 0, last_event_ = 0;
+};
+
+}  // namespace
+
+CampaignResult run_campaign(const CampaignOptions& opt, Registry& registry, std::ostream& progress) {
+  const Plan plan = resolve(opt, registry);
+  clear_stop();
+  install_stop_handlers();
+  struct Restore {
+    ~Restore() { uninstall_stop_handlers(); }
+  } restore;
+  Runner runner(opt, plan, progress);
+  return runner.run();
+}
+
+}  // namespace oplab::fuzz

@@ -1,0 +1,38 @@
+#pragma once
+// Crash and hang isolation of in-process backends. A kernel that segfaults, aborts or loops
+// forever must not take the campaign down with it: the case is evaluated in a forked child
+// that sends its Result (or the exception it threw) back over a pipe, and is killed when it
+// runs past the timeout. Its death becomes a KernelCrash that names the signal or the timeout,
+// and the campaign records it as a failure with its case.
+//
+// Out-of-process backends (Backend::out_of_process(), e.g. the torchvision bridge) are not
+// forked: they already run in a child of their own, and a fork while the bridge is mid-call
+// would duplicate its pipes. Only the in-process evaluation is forked.
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "core/backend.h"
+
+namespace oplab::fuzz {
+
+// The kernel crashed (a signal, a non-zero exit) or hung past the timeout.
+struct KernelCrash : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Isolation {
+  bool fork = true;          // false: evaluate in this process (faster; a crash ends the campaign)
+  double timeout_s = 10.0;   // per evaluation
+};
+
+// evaluate(b, c) in a forked child (see above). Throws what evaluate throws (InvalidCase,
+// Unsupported, ...), KernelCrash, or Interrupted when a stop was requested meanwhile.
+Result isolated_evaluate(Backend& b, const Case& c, const Isolation& iso);
+
+// The building block: runs `work` in a forked child and returns the bytes it returned there.
+// `work` must not throw (an escaping exception counts as a crash). Throws KernelCrash
+// ("<what>: crashed: ..." or "<what>: hung: ...") or Interrupted.
+std::string run_forked(const std::function<std::string()>& work, double timeout_s, const std::string& what);
+
+}  // namespace oplab::fuzz

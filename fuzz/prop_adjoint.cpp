@@ -1,0 +1,81 @@
+// adjoint: the backward is the transpose of the forward. For every op, the output is
+// f(x) = J x with J the (locally constant) matrix of sampling weights: exactly so for the
+// linear ops, and for the max ops too, where J picks the winner (f is positively homogeneous
+// of degree 1). The backward applies J^T to grad_output y, so
+//     <f(x), y> = <x, grad_input>.
+// deform_conv2d is also linear in its weight and in its mask, giving <f, y> = <w, grad_weight>
+// = <m, grad_mask>; its bias adds <bias, grad_bias> to each right-hand side.
+//
+// Both sides are sums of the same products, so they agree to rounding: within
+// tol.adjoint (1e-12 in double) of S = <f(|x|, |w|, |m|, |bias|), |y|>, which bounds the sum
+// of the magnitudes of those products (sampling weights are >= 0; bicubic's small negative
+// lobes make S an estimate within a factor of 2). Cases a named divergence of the subject
+// touches are skipped: a peer that copies in one direction only (interp-same-size-copy) is
+// not the transpose of itself there, which is that divergence, already recorded.
+#include <cmath>
+#include <sstream>
+
+#include "fuzz/case_edit.h"
+#include "fuzz/properties.h"
+#include "fuzz/tolerance.h"
+
+namespace oplab::fuzz {
+
+namespace {
+
+bool any_op(const std::string&) { return true; }
+
+CheckResult check(CheckContext& ctx) {
+  const Case& c = ctx.the_case();
+  if (!c.grad_output) return CheckResult::skip("no grad_output");
+  if (!all_finite(c)) return CheckResult::skip("non-finite values: IEEE NaN/Inf break the algebra");
+  Backend& b = ctx.subject();
+  for (const Divergence& d : divergences_for(b))
+    if ((d.peer_equivalent && d.peer_equivalent(c)) || (d.peer_raises && d.peer_raises(c)))
+      return CheckResult::skip("touched by named divergence " + d.name);
+  CheckResult verdict;
+  const auto base = ctx.try_eval(b, c, &verdict);
+  if (!base) return verdict;
+
+  // The magnitude case: feature values, weights, mask, bias and grad_output by their absolute
+  // values; coordinates (rois, offsets) and parameters unchanged.
+  Case mag = c;
+  for (const char* name : {"input", "weight", "mask", "bias"})
+    if (mag.has(name)) mag.inputs[name] = abs_of(mag.in(name));
+  mag.grad_output = abs_of(*c.grad_output);
+  const auto rm = ctx.try_eval(b, mag, &verdict);
+  if (!rm) return verdict;
+
+  const Tensor& y = *c.grad_output;
+  const double lhs = dot(base->outputs.at("output"), y);
+  const double S = dot(rm->outputs.at("output"), *mag.grad_output);
+  const double bias_term = c.has("bias") && base->grads.count("bias") ? dot(c.in("bias"), base->grads.at("bias")) : 0.0;
+  const double allowed = tolerance_for(b).adjoint * S;
+
+  auto expect = [&](const std::string& input, const std::string& grad) {
+    if (!c.has(input) || !base->grads.count(grad) || verdict.failed()) return;
+    const double rhs = dot(c.in(input), base->grads.at(grad)) + bias_term;
+    if (std::fabs(lhs - rhs) <= allowed) return;
+    std::ostringstream os;
+    os.precision(17);
+    os << "<f(x), grad_output> = " << lhs << " but <" << input << ", grad_" << grad << ">"
+       << (bias_term != 0 ? " + <bias, grad_bias>" : "") << " = " << rhs << " (difference " << std::fabs(lhs - rhs)
+       << ", allowed " << allowed << " = " << tolerance_for(b).adjoint << " x " << S << ")";
+    verdict = CheckResult::fail(os.str());
+    verdict.metrics["adjoint." + input] = {{"lhs", lhs}, {"rhs", rhs}, {"scale", S}};
+  };
+  expect("input", "input");
+  if (c.op == "deform_conv2d") {
+    expect("weight", "weight");
+    expect("mask", "mask");
+  }
+  return verdict;
+}
+
+}  // namespace
+
+Property adjoint_property() {
+  return {"adjoint", "<J x, y> = <x, J^T y>: the backward is the transpose of the forward", false, any_op, check};
+}
+
+}  // namespace oplab::fuzz

@@ -1,0 +1,100 @@
+// differential: the subject against the oracle (`ref` by default), outputs and every
+// gradient, with the tolerance of the pair (fuzz/tolerance.h). A disagreement that one of the
+// peer's named divergences explains (proven on its equivalent case, fuzz/differential.cpp)
+// passes; so does a case the subject does not support (skip).
+#include "core/metrics.h"
+#include "fuzz/float_compare.h"
+#include "fuzz/properties.h"
+#include "fuzz/tolerance.h"
+
+namespace oplab::fuzz {
+
+namespace {
+
+bool any_op(const std::string&) { return true; }
+
+// Metrics of every tensor of `got` against `want`, for the failure record.
+void add_metrics(CheckResult& r, const Result& want, const Result& got) {
+  auto add = [&](const char* kind, const std::map<std::string, Tensor>& w, const std::map<std::string, Tensor>& g) {
+    for (const auto& [name, t] : w) {
+      auto it = g.find(name);
+      if (it == g.end()) continue;
+      const Metrics m = compare(t, it->second, Dtype::F64, 1e-6);
+      r.metrics[std::string(kind) + "." + name] =
+          m.shape_mismatch ? nlohmann::json{{"shape_mismatch", true}}
+                           : nlohmann::json{{"max_abs", m.max_abs}, {"max_rel", m.max_rel}, {"max_abs_small", m.max_abs_small},
+                                            {"diff1", m.diff1}, {"diff2", m.diff2}, {"max_ulp", m.max_ulp},
+                                            {"nonfinite_mismatch", m.nonfinite_mismatch}, {"worst_index", m.worst_index}};
+    }
+  };
+  add("outputs", want.outputs, got.outputs);
+  add("grads", want.grads, got.grads);
+}
+
+// A float32 backend against a double one: the per-element error bound of SPEC §9, with
+// boundary flips told apart (fuzz/float_compare.h); a flip passes with a note, as the
+// campaign of `oplab campaign` counts it.
+CheckResult float_check(CheckContext& ctx, Backend& oracle, Backend& f) {
+  return ctx.judged_apart(
+      [&] {
+        const FloatOutcome o = compare_float_backend(oracle, f, ctx.the_case());
+        switch (o.kind) {
+          case FloatOutcome::Pass: return CheckResult::pass();
+          case FloatOutcome::Flip: return CheckResult::pass("fp32-boundary-flip");
+          case FloatOutcome::Unsupported: return CheckResult::skip(o.detail);
+          case FloatOutcome::Fail: {
+            CheckResult r = CheckResult::fail(o.detail + " (" + f.name() + " vs " + oracle.name() + ", float32 bound)");
+            r.metrics["outputs.output"] = {{"max_abs", o.output_metrics.max_abs}, {"max_rel", o.output_metrics.max_rel},
+                                           {"max_ulp", o.output_metrics.max_ulp}, {"worst_bound_ratio", o.worst_ratio}};
+            return r;
+          }
+          case FloatOutcome::Error: break;
+        }
+        return CheckResult::fail(o.detail);
+      },
+      {&oracle, &f});
+}
+
+CheckResult check(CheckContext& ctx) {
+  Backend& subject = ctx.subject();
+  Backend& against = ctx.against();
+  if (&subject == &against) return CheckResult::skip("the subject is its own oracle");
+  if (subject.is_float32() || against.is_float32()) {
+    if (subject.is_float32() && against.is_float32()) return CheckResult::skip("two float32 backends: no double oracle");
+    return subject.is_float32() ? float_check(ctx, against, subject) : float_check(ctx, subject, against);
+  }
+  // Divergences are stated for the peer relative to SPEC, whose code is the reference: the
+  // peer always plays `other`, whichever side of the comparison the user put it on.
+  Backend* oracle = &against;
+  Backend* other = &subject;
+  if (!divergences_for(against).empty() && divergences_for(subject).empty()) std::swap(oracle, other);
+
+  const Outcome o = compare_on_case(*oracle, *other, ctx.the_case(), tolerance_between(subject, against),
+                                    divergences_for(*other), ctx.evaluator());
+  switch (o.verdict) {
+    case Verdict::Agree: return CheckResult::pass();
+    case Verdict::NamedDivergence: return CheckResult::pass("named divergence " + o.divergence);
+    case Verdict::Unsupported: return CheckResult::skip(o.detail);
+    case Verdict::Disagree: {
+      CheckResult r = CheckResult::fail(o.detail + " (" + other->name() + " vs " + oracle->name() + ")");
+      const Result* want = ctx.kept(*oracle);
+      const Result* got = ctx.kept(*other);
+      if (want && got) add_metrics(r, *want, *got);
+      return r;
+    }
+    case Verdict::Error: {
+      CheckResult r = CheckResult::fail(o.detail);
+      r.crashed = ctx.crashed();
+      return r;
+    }
+  }
+  return CheckResult::fail("unknown verdict");
+}
+
+}  // namespace
+
+Property differential_property() {
+  return {"differential", "outputs and gradients against the oracle backend, per-backend tolerance", false, any_op, check};
+}
+
+}  // namespace oplab::fuzz

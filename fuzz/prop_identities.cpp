@@ -1,0 +1,123 @@
+// Three identities of single ops, each needing no peer:
+//   dcn-zero-offset-conv       deform_conv2d with zero offsets and mask 1 is the plain
+//                              convolution of fuzz/conv2d_direct.h (outputs, grad_input,
+//                              grad_weight, grad_bias).
+//   drp-zero-offset-roialign   deform_roi_pool with a zero offset is roi_align with
+//                              aligned=True, avg, the same grid (outputs, grad_input).
+//   interp-same-size-identity  interpolate to the input's own size returns the input and
+//                              passes grad_output through (linear modes with
+//                              align_corners=True; nearest, nearest-exact and area need none).
+#include "core/params.h"
+#include "fuzz/case_edit.h"
+#include "fuzz/conv2d_direct.h"
+#include "fuzz/properties.h"
+#include "fuzz/tolerance.h"
+
+namespace oplab::fuzz {
+
+namespace {
+
+bool is_dcn(const std::string& op) { return op == "deform_conv2d"; }
+bool is_drp(const std::string& op) { return op == "deform_roi_pool"; }
+bool is_interp(const std::string& op) { return op == "interpolate"; }
+
+CheckResult zero_offset_conv(CheckContext& ctx) {
+  const Case& c = ctx.the_case();
+  if (!all_finite(c)) return CheckResult::skip("non-finite values (0 * Inf at zero-weight corners is NaN here only)");
+  Case z = c;
+  z.inputs["offset"] = Tensor(c.in("offset").shape, 0.0);
+  if (z.has("mask")) z.inputs["mask"] = Tensor(c.in("mask").shape, 1.0);
+  const DeformConvParams p = parse_deform_conv2d(z);
+  Conv2dGeometry g;
+  g.sh = p.sh, g.sw = p.sw, g.ph = p.ph, g.pw = p.pw, g.dh = p.dh, g.dw = p.dw, g.groups = p.G, g.Ho = p.Ho, g.Wo = p.Wo;
+
+  Backend& b = ctx.subject();
+  const Tolerance tol = tolerance_for(b);
+  CheckResult verdict;
+  const auto got = ctx.try_eval(b, z, &verdict);
+  if (!got) return verdict;
+  const Tensor& x = z.in("input");
+  const Tensor& w = z.in("weight");
+  ctx.expect_close("outputs.output (vs conv2d)", conv2d_forward(x, w, z.opt("bias"), g), got->outputs.at("output"), tol,
+                   &verdict);
+  if (z.grad_output) {
+    const Conv2dGrads want = conv2d_backward(x, w, *z.grad_output, g);
+    ctx.expect_close("grads.input (vs conv2d)", want.input, got->grads.at("input"), tol, &verdict);
+    ctx.expect_close("grads.weight (vs conv2d)", want.weight, got->grads.at("weight"), tol, &verdict);
+    if (z.has("bias")) ctx.expect_close("grads.bias (vs conv2d)", want.bias, got->grads.at("bias"), tol, &verdict);
+  }
+  return verdict;
+}
+
+CheckResult zero_offset_roialign(CheckContext& ctx) {
+  const Case& c = ctx.the_case();
+  const DeformRoiPoolParams p = parse_deform_roi_pool(c);
+  Case z = c;
+  if (z.has("offset")) z.inputs["offset"] = Tensor(c.in("offset").shape, 0.0);
+  Case ra;
+  ra.op = "roi_align";
+  ra.params = {{"output_size", {p.PH, p.PW}}, {"spatial_scale", p.spatial_scale}, {"sampling_ratio", p.sampling_ratio},
+               {"aligned", true}, {"pool_mode", "avg"}};
+  ra.inputs["input"] = c.in("input");
+  ra.inputs["rois"] = c.in("rois");
+  ra.grad_output = c.grad_output;
+
+  Backend& b = ctx.subject();
+  const Tolerance tol = tolerance_for(b);
+  CheckResult verdict;
+  const auto got = ctx.try_eval(b, z, &verdict);  // first: a backend without the op skips at once
+  if (!got) return verdict;
+  const auto want = ctx.try_eval(b, ra, &verdict);
+  if (!want) return verdict;
+  ctx.expect_close("outputs.output (vs roi_align aligned)", want->outputs.at("output"), got->outputs.at("output"), tol,
+                   &verdict);
+  if (want->grads.count("input"))
+    ctx.expect_close("grads.input (vs roi_align aligned)", want->grads.at("input"), got->grads.at("input"), tol,
+                     &verdict);
+  return verdict;
+}
+
+CheckResult same_size_identity(CheckContext& ctx) {
+  const Case& c = ctx.the_case();
+  const InterpParams p = parse_interpolate(c);
+  const Tensor& x = c.in("input");
+  Case z;
+  z.op = "interpolate";
+  json size = json::array();
+  for (const InterpAxis& a : p.axes) size.push_back(a.in);
+  z.params = {{"mode", interp_mode_name(p.mode)}, {"size", size}};
+  const bool linear = p.mode == InterpMode::Linear || p.mode == InterpMode::Bilinear || p.mode == InterpMode::Bicubic ||
+                      p.mode == InterpMode::Trilinear;
+  if (linear) z.params["align_corners"] = true;
+  z.inputs["input"] = x;
+  z.grad_output = other_tensor(x.shape, 3);
+
+  Backend& b = ctx.subject();
+  const Tolerance tol = tolerance_for(b);
+  CheckResult verdict;
+  const auto got = ctx.try_eval(b, z, &verdict);
+  if (!got) return verdict;
+  ctx.expect_close("outputs.output (same size: the input)", x, got->outputs.at("output"), tol, &verdict);
+  if (got->grads.count("input"))
+    ctx.expect_close("grads.input (same size: grad_output)", *z.grad_output, got->grads.at("input"), tol, &verdict);
+  return verdict;
+}
+
+}  // namespace
+
+Property dcn_zero_offset_conv_property() {
+  return {"dcn-zero-offset-conv", "deform_conv2d with zero offsets and mask 1 equals a plain convolution", false, is_dcn,
+          zero_offset_conv};
+}
+
+Property drp_zero_offset_roialign_property() {
+  return {"drp-zero-offset-roialign", "deform_roi_pool with zero offset equals aligned roi_align", false, is_drp,
+          zero_offset_roialign};
+}
+
+Property interp_same_size_identity_property() {
+  return {"interp-same-size-identity", "interpolate to the same size (align_corners=True) is the identity", false,
+          is_interp, same_size_identity};
+}
+
+}  // namespace oplab::fuzz

@@ -1,0 +1,84 @@
+// linearity: for the ops that are linear in the feature input (deform_conv2d for fixed
+// offsets, weights and mask; roi_align avg; deform_roi_pool for a fixed offset; interpolate),
+// f(a x1 + b x2) = a f(x1) + b f(x2), and grad_input, which depends on grad_output alone,
+// is linear in it. For the max ops (roi_pool, roi_align max), which are not linear in the
+// input, every gradient is still linear in grad_output at a fixed input, and the forward does
+// not depend on grad_output at all.
+//
+// deform_conv2d with a bias is affine, not linear, in the input: a + b = 1 then keeps the
+// identity exact (a f(x1) + b f(x2) carries the bias once).
+#include "fuzz/case_edit.h"
+#include "fuzz/properties.h"
+#include "fuzz/tolerance.h"
+
+namespace oplab::fuzz {
+
+namespace {
+
+bool any_op(const std::string&) { return true; }
+
+bool linear_in_input(const Case& c) {
+  if (c.op == "deform_conv2d" || c.op == "deform_roi_pool" || c.op == "interpolate") return true;
+  if (c.op == "roi_align") return c.params.value("pool_mode", std::string("avg")) == "avg";
+  return false;
+}
+
+CheckResult check(CheckContext& ctx) {
+  const Case& c = ctx.the_case();
+  if (!c.grad_output) return CheckResult::skip("no grad_output");
+  if (!all_finite(c)) return CheckResult::skip("non-finite values: IEEE NaN/Inf break the algebra");
+  CheckResult verdict;
+  Backend& b = ctx.subject();
+  const Tolerance tol = tolerance_for(b);
+  const auto base = ctx.try_eval(b, c, &verdict);
+  if (!base) return verdict;
+
+  const Tensor& y1 = *c.grad_output;
+  const Tensor y2 = other_tensor(y1.shape, 2);
+  if (linear_in_input(c)) {
+    const double a = 1.5, s = c.has("bias") ? -0.5 : -0.75;
+    const Tensor& x1 = c.in("input");
+    const Tensor x2 = other_tensor(x1.shape, 1);
+    Case c2 = c, c3 = c;
+    c2.inputs["input"] = x2;
+    c2.grad_output = y2;
+    c3.inputs["input"] = axpby(a, x1, s, x2);
+    c3.grad_output = axpby(a, y1, s, y2);
+    const auto r2 = ctx.try_eval(b, c2, &verdict);
+    if (!r2) return verdict;
+    const auto r3 = ctx.try_eval(b, c3, &verdict);
+    if (!r3) return verdict;
+    ctx.expect_combination("outputs.output (input a*x1 + b*x2)", a, base->outputs.at("output"), s,
+                           r2->outputs.at("output"), r3->outputs.at("output"), tol, &verdict);
+    for (const char* g : {"input", "bias"})
+      if (base->grads.count(g) && r2->grads.count(g) && r3->grads.count(g))
+        ctx.expect_combination(std::string("grads.") + g + " (grad_output a*y1 + b*y2)", a, base->grads.at(g), s,
+                               r2->grads.at(g), r3->grads.at(g), tol, &verdict);
+    return verdict;
+  }
+
+  const double a = 1.5, s = -0.75;
+  Case c2 = c, c3 = c;
+  c2.grad_output = y2;
+  c3.grad_output = axpby(a, y1, s, y2);
+  const auto r2 = ctx.try_eval(b, c2, &verdict);
+  if (!r2) return verdict;
+  const auto r3 = ctx.try_eval(b, c3, &verdict);
+  if (!r3) return verdict;
+  ctx.expect_close("outputs.output (another grad_output)", base->outputs.at("output"), r2->outputs.at("output"), tol,
+                   &verdict);
+  for (const auto& [name, g1] : base->grads)
+    if (r2->grads.count(name) && r3->grads.count(name))
+      ctx.expect_combination("grads." + name + " (grad_output a*y1 + b*y2)", a, g1, s, r2->grads.at(name),
+                             r3->grads.at(name), tol, &verdict);
+  return verdict;
+}
+
+}  // namespace
+
+Property linearity_property() {
+  return {"linearity", "linear in the feature input (ops linear in it); gradients linear in grad_output", false, any_op,
+          check};
+}
+
+}  // namespace oplab::fuzz

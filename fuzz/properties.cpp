@@ -1,0 +1,203 @@
+// The property list and the context every check judges a case in.
+#include "fuzz/properties.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/metrics.h"
+#include "fuzz/generators.h"
+#include "fuzz/tolerance.h"
+
+namespace oplab::fuzz {
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::Pass: return "pass";
+    case Status::Fail: return "FAIL";
+    case Status::Skip: return "skip";
+  }
+  return "?";
+}
+
+namespace {
+
+nlohmann::json metrics_json(const Metrics& m) {
+  if (m.shape_mismatch) return {{"shape_mismatch", true}};
+  return {{"count", m.count}, {"max_abs", m.max_abs}, {"max_rel", m.max_rel}, {"max_abs_small", m.max_abs_small},
+          {"diff1", m.diff1}, {"diff2", m.diff2}, {"max_ulp", m.max_ulp},
+          {"nonfinite_mismatch", m.nonfinite_mismatch}, {"worst_index", m.worst_index}};
+}
+
+// Metrics of a double backend: ULPs in double, th = 1e-6 as SPEC §9 (the split between the
+// relative and the absolute half of diff3).
+void record_metrics(CheckResult* verdict, const std::string& what, const Tensor& want, const Tensor& got) {
+  verdict->metrics[what] = metrics_json(compare(want, got, Dtype::F64, 1e-6));
+}
+
+}  // namespace
+
+CheckContext::CheckContext(const Case& c, Backend& subject, Backend& against, const Isolation& iso)
+    : case_(c), subject_(subject), against_(against), iso_(iso) {}
+
+Result CheckContext::eval(Backend& b, const Case& c) {
+  if (&c != &case_) {
+    try {
+      return isolated_evaluate(b, c, iso_);
+    } catch (const KernelCrash&) {
+      crashed_ = true;
+      throw;
+    }
+  }
+  for (auto& [backend, k] : kept_)
+    if (backend == &b) {
+      if (k.error) std::rethrow_exception(k.error);
+      return *k.result;
+    }
+  Kept k;
+  try {
+    k.result = isolated_evaluate(b, c, iso_);
+  } catch (const KernelCrash&) {
+    crashed_ = true;
+    k.error = std::current_exception();
+  } catch (const std::exception&) {
+    k.error = std::current_exception();
+  }
+  kept_.emplace_back(&b, k);
+  if (k.error) std::rethrow_exception(k.error);
+  return *k.result;
+}
+
+Evaluate CheckContext::evaluator() {
+  return [this](Backend& b, const Case& c) { return eval(b, c); };
+}
+
+const Result* CheckContext::kept(const Backend& b) const {
+  for (const auto& [backend, k] : kept_)
+    if (backend == &b && k.result) return &*k.result;
+  return nullptr;
+}
+
+std::optional<Result> CheckContext::try_eval(Backend& b, const Case& c, CheckResult* verdict) {
+  try {
+    return eval(b, c);
+  } catch (const Unsupported& e) {
+    *verdict = CheckResult::skip(e.what());
+  } catch (const KernelCrash& e) {
+    *verdict = CheckResult::fail(e.what());
+    verdict->crashed = true;
+  } catch (const std::exception& e) {
+    for (const Divergence& d : divergences_for(b))
+      if (d.peer_raises && d.peer_raises(c)) {
+        *verdict = CheckResult::skip(b.name() + " raises here (named divergence " + d.name + ")");
+        return std::nullopt;
+      }
+    *verdict = CheckResult::fail(b.name() + ": " + e.what());
+  }
+  return std::nullopt;
+}
+
+bool CheckContext::expect_close(const std::string& what, const Tensor& want, const Tensor& got, const Tolerance& tol,
+                                CheckResult* verdict) {
+  std::string detail;
+  if (tensor_error(what, want, got, tol, &detail) <= tol.rtol) return true;
+  if (!verdict->failed()) *verdict = CheckResult::fail(detail);
+  record_metrics(verdict, what, want, got);
+  return false;
+}
+
+bool CheckContext::expect_combination(const std::string& what, double a, const Tensor& t1, double b, const Tensor& t2,
+                                      const Tensor& got, const Tolerance& tol, CheckResult* verdict) {
+  const Tensor want = [&] {
+    Tensor w(t1.shape);
+    for (size_t i = 0; i < w.data.size(); ++i) w.data[i] = a * t1.data[i] + b * t2.data[i];
+    return w;
+  }();
+  if (got.shape != want.shape) return expect_close(what, want, got, tol, verdict);
+  double scale = 0;
+  for (size_t i = 0; i < want.data.size(); ++i)
+    scale = std::max(scale, std::fabs(a * t1.data[i]) + std::fabs(b * t2.data[i]));
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    const double err = std::fabs(got.data[i] - want.data[i]);
+    if (!(err <= tol.rtol * (std::fabs(want.data[i]) + tol.floor_scale * scale))) {
+      if (!verdict->failed()) {
+        std::ostringstream os;
+        os.precision(17);
+        os << what << "[" << i << "]: " << got.data[i] << ", expected " << a << "*" << t1.data[i] << " + " << b << "*"
+           << t2.data[i] << " = " << want.data[i];
+        *verdict = CheckResult::fail(os.str());
+      }
+      record_metrics(verdict, what, want, got);
+      return false;
+    }
+  }
+  return true;
+}
+
+CheckResult CheckContext::judged_apart(const std::function<CheckResult()>& judge,
+                                       const std::vector<const Backend*>& involved) {
+  bool can_fork = iso_.fork;
+  for (const Backend* b : involved) can_fork &= !b->out_of_process();
+  if (!can_fork) return judge();
+  try {
+    // A whole comparison evaluates several times (nudged cases): three evaluations' time.
+    const std::string bytes = run_forked(
+        [&] {
+          CheckResult r;
+          try {
+            r = judge();
+          } catch (const std::exception& e) {
+            r = CheckResult::fail(e.what());
+          }
+          return nlohmann::json{{"status", int(r.status)}, {"detail", r.detail}, {"crashed", r.crashed}, {"metrics", r.metrics}}
+              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        },
+        3 * iso_.timeout_s, subject_.name() + ": " + case_.op);
+    const nlohmann::json j = nlohmann::json::parse(bytes);
+    CheckResult r;
+    r.status = Status(j.at("status").get<int>());
+    r.detail = j.at("detail").get<std::string>();
+    r.crashed = j.at("crashed").get<bool>();
+    r.metrics = j.at("metrics");
+    return r;
+  } catch (const KernelCrash& e) {
+    crashed_ = true;
+    CheckResult r = CheckResult::fail(e.what());
+    r.crashed = true;
+    return r;
+  }
+}
+
+const std::vector<Property>& all_properties() {
+  static const std::vector<Property> list = {
+      differential_property(),          rejects_property(),
+      linearity_property(),             adjoint_property(),
+      permutation_property(),           dcn_zero_offset_conv_property(),
+      drp_zero_offset_roialign_property(), interp_same_size_identity_property(),
+  };
+  return list;
+}
+
+const Property* find_property(const std::string& name) {
+  for (const Property& p : all_properties())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+rc::Gen<Case> property_gen(const Property& p, const std::string& op) {
+  return p.invalid_cases ? gen_invalid_case(op) : gen_case(op);
+}
+
+CheckResult run_check(const Property& p, CheckContext& ctx) {
+  try {
+    return p.check(ctx);
+  } catch (const KernelCrash& e) {
+    CheckResult r = CheckResult::fail(e.what());
+    r.crashed = true;
+    return r;
+  } catch (const std::exception& e) {
+    return CheckResult::fail(std::string("the check itself failed: ") + e.what());
+  }
+}
+
+}  // namespace oplab::fuzz

@@ -1,0 +1,127 @@
+#pragma once
+// The properties a campaign checks, each generic over ops and backends. A property judges one
+// case on one backend (the "subject"), with another backend as its oracle (the "against",
+// `ref` unless asked otherwise) where it needs one:
+//
+//   differential          subject against the oracle, outputs and every gradient (named
+//                         divergences of the peer are not failures)
+//   rejects               an invalid case (fuzz/gen_invalid.cpp) is refused by both with the
+//                         same one-line error
+//   linearity             f(a x1 + b x2) = a f(x1) + b f(x2) in the feature input (ops linear
+//                         in it), and every gradient linear in grad_output (all ops)
+//   adjoint               <J x, y> = <x, J^T y>: the backward is the transpose of the forward
+//   permutation           batch, channel (and roi) permutations commute with the op
+//   dcn-zero-offset-conv  deform_conv2d with zero offsets and mask 1 is a plain convolution
+//                         (fuzz/conv2d_direct.h, written independently)
+//   drp-zero-offset-roialign   deform_roi_pool with zero offset is aligned roi_align (avg)
+//   interp-same-size-identity  interpolate to the input's own size is the identity
+//                         (align_corners=True for the linear modes)
+//
+// The metamorphic ones need no peer: they hold a backend to identities of the op itself.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <rapidcheck.h>
+
+#include "core/backend.h"
+#include "fuzz/differential.h"
+#include "fuzz/isolate.h"
+
+namespace oplab::fuzz {
+
+enum class Status { Pass, Fail, Skip };
+const char* status_name(Status s);
+
+struct CheckResult {
+  Status status = Status::Pass;
+  std::string detail;            // fail: what differed first; skip: why; pass: a named divergence, if any
+  bool crashed = false;          // a kernel crashed or hung (fuzz/isolate.h caught it)
+  nlohmann::json metrics = nlohmann::json::object();  // SPEC §9 metrics of each tensor that differed
+
+  static CheckResult pass(std::string note = {}) { return {Status::Pass, std::move(note)}; }
+  static CheckResult fail(std::string why) { return {Status::Fail, std::move(why)}; }
+  static CheckResult skip(std::string why) { return {Status::Skip, std::move(why)}; }
+  bool failed() const { return status == Status::Fail; }
+};
+
+// What a check may use while judging one case.
+class CheckContext {
+ public:
+  CheckContext(const Case& c, Backend& subject, Backend& against, const Isolation& iso);
+
+  const Case& the_case() const { return case_; }
+  Backend& subject() const { return subject_; }
+  Backend& against() const { return against_; }
+
+  // Evaluates `c` on `b`, isolated. Results (and errors) for the unmodified case are kept per
+  // backend, so the properties of one case share one evaluation of it.
+  Result eval(Backend& b, const Case& c);
+  Evaluate evaluator();
+  // The kept result of the unmodified case on `b`, if it was evaluated and succeeded.
+  const Result* kept(const Backend& b) const;
+
+  // eval, with what a backend may legitimately answer turned into a verdict: Unsupported and
+  // an error that one of the subject's named divergences predicts are a skip; a crash, a hang
+  // or any other error is a failure. nullopt and *verdict set in those cases.
+  std::optional<Result> try_eval(Backend& b, const Case& c, CheckResult* verdict);
+
+  // Compares with `tol`; on a mismatch sets *verdict to a failure naming `what` (the first
+  // mismatch wins) and records the tensor's metrics. Returns whether it matched.
+  bool expect_close(const std::string& what, const Tensor& want, const Tensor& got, const Tolerance& tol,
+                    CheckResult* verdict);
+  // As expect_close, for want = a*t1 + b*t2, with the floor taken from |a*t1| + |b*t2| so that
+  // a combination that cancels is still judged against the size of its terms.
+  bool expect_combination(const std::string& what, double a, const Tensor& t1, double b, const Tensor& t2,
+                          const Tensor& got, const Tolerance& tol, CheckResult* verdict);
+
+  bool crashed() const { return crashed_; }  // some evaluation of this context crashed or hung
+
+  // Runs a whole judgement that evaluates backends itself (the float32 comparison of
+  // fuzz/float_compare.h) in a forked child when every backend it involves is in-process, so
+  // that a crash or a hang there is a failure of this check, not the end of the campaign.
+  CheckResult judged_apart(const std::function<CheckResult()>& judge, const std::vector<const Backend*>& involved);
+
+ private:
+  struct Kept {
+    std::optional<Result> result;
+    std::exception_ptr error;
+  };
+  const Case& case_;
+  Backend& subject_;
+  Backend& against_;
+  Isolation iso_;
+  std::vector<std::pair<const Backend*, Kept>> kept_;
+  bool crashed_ = false;
+};
+
+struct Property {
+  std::string name;
+  std::string description;
+  bool invalid_cases = false;  // judges invalid cases (gen_invalid_case) instead of valid ones
+  bool (*applies)(const std::string& op) = nullptr;
+  CheckResult (*check)(CheckContext& ctx) = nullptr;
+};
+
+const std::vector<Property>& all_properties();
+const Property* find_property(const std::string& name);  // nullptr when unknown
+// The generator a property draws its cases of `op` from.
+rc::Gen<Case> property_gen(const Property& p, const std::string& op);
+
+// Runs p.check, turning an unexpected exception of the check itself into a failure (so a
+// campaign never dies on one case). Interrupted passes through.
+CheckResult run_check(const Property& p, CheckContext& ctx);
+
+// The properties themselves (one file each).
+Property differential_property();
+Property rejects_property();
+Property linearity_property();
+Property adjoint_property();
+Property permutation_property();
+Property dcn_zero_offset_conv_property();
+Property drp_zero_offset_roialign_property();
+Property interp_same_size_identity_property();
+
+}  // namespace oplab::fuzz

@@ -1,0 +1,20 @@
+#pragma once
+// The bytes a forked evaluation sends back to the campaign (fuzz/isolate.h): either a Result
+// or the exception the backend threw (its kind and message). Binary, because a result can
+// hold millions of doubles and JSON would cost more than the evaluation itself.
+#include <string>
+
+#include "core/case.h"
+
+namespace oplab::fuzz::wire {
+
+enum class Kind : unsigned char { Ok = 0, InvalidCase, Unsupported, Unavailable, FormatError, Error };
+
+std::string encode_result(const Result& r);
+std::string encode_error(Kind kind, const std::string& message);
+
+// Decodes a message; returns the Result, or throws the exception it carries (same type as the
+// child's). Throws std::runtime_error when the bytes are truncated or malformed.
+Result decode(const std::string& bytes);
+
+}  // namespace oplab::fuzz::wire

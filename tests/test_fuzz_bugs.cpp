@@ -1,0 +1,75 @@
+// The harness finds bugs: each seeded-bug variant (variants/bug_*.cpp, each reproducing a
+// published bug of these ops) is caught by a default campaign -- `oplab fuzz --op all
+// --backend BUG --time 30`, seed 1, every property -- within the stated time, and RapidCheck
+// shrinks the failing case to a small one, printed here. The minimal case must still fail on
+// the variant and pass on the reference.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "cli/builtin_backends.h"
+#include "core/case_io.h"
+#include "fuzz/campaign.h"
+#include "fuzz/replay.h"
+
+namespace oplab {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SeededBug {
+  std::string backend;
+  std::string op;             // where the bug lives
+  double catch_within_s;      // stated: campaign seconds until the failing case is evaluated
+};
+
+class CatchesSeededBug : public ::testing::TestWithParam<SeededBug> {};
+
+TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
+  const SeededBug& bug = GetParam();
+  ASSERT_NE(builtin_backends().find(bug.backend), nullptr) << bug.backend << " is not built in";
+  const fs::path out = fs::temp_directory_path() / ("oplab_bug_" + std::to_string(::getpid()) + "_" + bug.backend);
+  fs::remove_all(out);
+  fuzz::CampaignOptions o;  // the defaults of `oplab fuzz`, as a user would run it
+  o.ops = {"all"};
+  o.backends = {bug.backend};
+  o.time_s = 30;
+  o.out = out.string();
+  std::ostringstream progress;
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, builtin_backends(), progress);
+  ASSERT_EQ(r.failures.size(), 1u) << bug.backend << " not caught in " << r.seconds << " s\n" << progress.str();
+  const fuzz::FailureSummary& f = r.failures[0];
+  std::cout << "[bug] " << bug.backend << ": caught by " << f.property << " on " << f.op << " after " << f.found_after_s
+            << " s (" << r.cases << " cases), shrunk in " << f.shrink_s << " s\n"
+            << "[bug]   " << f.detail << "\n"
+            << "[bug]   minimal case: " << f.minimal_case.dump() << "\n";
+  EXPECT_EQ(f.op, bug.op);
+  EXPECT_LT(f.found_after_s, bug.catch_within_s);
+  EXPECT_TRUE(f.shrunk);
+
+  // The saved record replays: still failing on the variant, passing on the reference.
+  fuzz::ReplayOptions ro;
+  ro.file = f.record_path;
+  EXPECT_TRUE(fuzz::replay_file(ro, builtin_backends()).still_fails);
+  ro.backends = {"ref"};
+  EXPECT_FALSE(fuzz::replay_file(ro, builtin_backends()).still_fails);
+  fs::remove_all(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
+                         ::testing::Values(SeededBug{"bug-roialign-count0-nan", "roi_align", 10},
+                                           SeededBug{"bug-roialign-aligned-clamp-bwd", "roi_align", 10},
+                                           SeededBug{"bug-bilinear-neg-band", "roi_align", 10},
+                                           SeededBug{"bug-interp-size1-scale0", "interpolate", 10},
+                                           SeededBug{"bug-drp-swapped-offsets", "deform_roi_pool", 10}),
+                         [](const auto& info) {
+                           std::string s = info.param.backend;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace oplab

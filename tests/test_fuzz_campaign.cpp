@@ -1,0 +1,212 @@
+// Fuzz campaigns end to end (fuzz/campaign.h): a short fixed-seed campaign per op and backend
+// that must find nothing; crashes and hangs recorded as failures with their case; shards that
+// merge into the whole campaign; and a report that is complete on disk at every moment.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli/builtin_backends.h"
+#include "core/case_io.h"
+#include "core/op_desc.h"
+#include "fuzz/campaign.h"
+#include "fuzz/merge.h"
+#include "reference/ref_backend.h"
+
+namespace oplab {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& tag) {
+  const fs::path d = fs::temp_directory_path() / ("oplab_fuzz_" + std::to_string(::getpid()) + "_" + tag);
+  fs::remove_all(d);
+  return d;
+}
+
+fuzz::CampaignOptions options(const std::string& op, const std::string& backend, const fs::path& out) {
+  fuzz::CampaignOptions o;
+  o.ops = {op};
+  o.backends = {backend};
+  o.seed = 20261122;
+  o.out = out.string();
+  o.shrink_time_s = 10;
+  return o;
+}
+
+// ---- A short fixed-seed campaign per op and backend: every property, nothing may fail. ----
+
+// 30 cases of every op in `ops` on `backend`, every property; reports cases/s per op.
+void expect_clean_campaign(const std::vector<std::string>& ops, const std::string& backend) {
+  Backend* b = builtin_backends().find(backend);
+  ASSERT_NE(b, nullptr);
+  if (auto why = b->unavailable_reason()) GTEST_SKIP() << backend << " cannot run here: " << *why;
+  for (const std::string& op : ops) {
+    const fs::path out = temp_dir(op + "_" + backend);
+    fuzz::CampaignOptions o = options(op, backend, out);
+    o.cases = 30;
+    o.keep_going = true;
+    std::ostringstream progress;
+    const fuzz::CampaignResult r = fuzz::run_campaign(o, builtin_backends(), progress);
+    std::cout << "[campaign] " << op << " on " << backend << ": " << r.cases << " cases, " << r.checks << " checks in "
+              << r.seconds << " s (" << double(r.cases) / r.seconds << " cases/s)\n";
+    EXPECT_EQ(r.cases, 30);
+    for (const auto& f : r.failures)
+      ADD_FAILURE() << f.property << " " << op << " on " << f.backend << ": " << f.detail
+                    << "\n  minimal case: " << f.minimal_case.dump();
+    EXPECT_FALSE(r.interrupted);
+    fs::remove_all(out);
+  }
+}
+
+class ShortCampaignOnRef : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ShortCampaignOnRef, FindsNothing) { expect_clean_campaign({GetParam()}, "ref"); }
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> v;
+  for (const auto& d : all_ops()) v.push_back(d.name);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(PerOp, ShortCampaignOnRef, ::testing::ValuesIn(op_names()));
+
+// The peer in one test: its bridge (a Python interpreter importing torch) starts once.
+TEST(ShortCampaignOnTorchvision, EveryOpFindsNothing) { expect_clean_campaign(op_names(), "torchvision"); }
+
+// ---- Crashes and hangs ----
+
+// The reference, except that it segfaults on interpolate cases with a 2-D input and hangs on
+// 1-D ones: a kernel with two ways to die.
+class Fragile : public Backend {
+ public:
+  std::string name() const override { return "fragile"; }
+  std::string description() const override { return "segfaults on 2-D, hangs on 1-D interpolate"; }
+  Result run(const Case& c) override {
+    const int rank = c.in("input").rank();
+    if (rank == 4) std::raise(SIGSEGV);
+    if (rank == 3)
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    return ref_->run(c);
+  }
+
+ private:
+  std::unique_ptr<Backend> ref_ = make_ref_backend();
+};
+
+TEST(FuzzCampaign, CrashesAndHangsAreFailuresWithTheirCase) {
+  Registry reg;
+  reg.add(make_ref_backend());
+  reg.add(std::make_unique<Fragile>());
+  const fs::path out = temp_dir("fragile");
+  fuzz::CampaignOptions o = options("interpolate", "fragile", out);
+  o.properties = {"differential"};
+  o.cases = 8;
+  o.keep_going = true;
+  o.isolation.timeout_s = 0.3;
+  o.shrink_time_s = 0.5;
+  std::ostringstream progress;
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, reg, progress);
+  EXPECT_EQ(r.cases, 8);  // the campaign survived every death
+  bool crash = false, hang = false;
+  for (const auto& f : r.failures) {
+    crash |= f.detail.find("signal 11") != std::string::npos;
+    hang |= f.detail.find("hung") != std::string::npos;
+    const json record = read_json_file(f.record_path);
+    EXPECT_TRUE(record.at("crashed").get<bool>()) << f.detail;
+    const Case minimal = case_from_json(read_json_file(f.case_path));
+    EXPECT_EQ(minimal.op, "interpolate");
+  }
+  EXPECT_TRUE(crash) << progress.str();
+  EXPECT_TRUE(hang) << progress.str();
+  fs::remove_all(out);
+}
+
+// ---- Shards and merge ----
+
+std::set<std::string> failure_ids(const json& summary) {
+  std::set<std::string> ids;
+  for (const auto& f : summary.at("failures")) ids.insert(f.at("id").get<std::string>());
+  return ids;
+}
+
+TEST(FuzzCampaign, ShardsMergeIntoTheWholeCampaign) {
+  const fs::path root = temp_dir("shards");
+  auto run = [&](const std::string& shard, const fs::path& out) {
+    fuzz::CampaignOptions o = options("all", "bug-interp-size1-scale0", out);
+    o.ops = {"interpolate", "roi_pool"};
+    o.properties = {"differential", "adjoint"};
+    o.cases = 100;
+    o.keep_going = true;
+    o.shrink_time_s = 1;
+    std::string err;
+    o.shard = *fuzz::parse_shard(shard, &err);
+    std::ostringstream progress;
+    return fuzz::run_campaign(o, builtin_backends(), progress);
+  };
+  const auto whole = run("0/1", root / "whole");
+  ASSERT_GT(whole.failures.size(), 0u) << "the seeded bug should show in 100 interpolate cases";
+  std::vector<std::string> dirs;
+  int64_t cases = 0;
+  for (int k = 0; k < 3; ++k) {
+    const fs::path d = root / ("shard" + std::to_string(k));
+    cases += run(std::to_string(k) + "/3", d).cases;
+    dirs.push_back(d.string());
+  }
+  EXPECT_EQ(cases, whole.cases);
+  const json merged = fuzz::merge_campaigns(dirs, (root / "merged").string());
+  EXPECT_EQ(merged.at("status"), "finished");
+  EXPECT_EQ(merged.at("cases").at("total").get<int64_t>(), whole.cases);
+  EXPECT_EQ(merged.at("checks"), whole.summary.at("checks"));
+  EXPECT_EQ(failure_ids(merged), failure_ids(whole.summary));
+  for (const auto& f : merged.at("failures")) EXPECT_TRUE(fs::exists(f.at("case").get<std::string>()));
+
+  // A missing shard is reported, and shards of another campaign are refused.
+  const json partial = fuzz::merge_campaigns({dirs[0], dirs[2]}, (root / "partial").string());
+  EXPECT_EQ(partial.at("status"), "partial");
+  EXPECT_EQ(partial.at("missing_shards"), json({"1/3"}));
+  EXPECT_THROW(fuzz::merge_campaigns({dirs[0], dirs[0]}, (root / "twice").string()), std::invalid_argument);
+  EXPECT_THROW(fuzz::merge_campaigns({dirs[0], (root / "whole").string()}, (root / "mixed").string()),
+               std::invalid_argument);
+  fs::remove_all(root);
+}
+
+// ---- The report on disk ----
+
+TEST(FuzzCampaign, EveryEventIsOnDiskAsOneLineAndTheRecordIsComplete) {
+  const fs::path out = temp_dir("report");
+  fuzz::CampaignOptions o = options("roi_align", "bug-roialign-aligned-clamp-bwd", out);
+  o.time_s = 20;
+  std::ostringstream progress;
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, builtin_backends(), progress);
+  ASSERT_EQ(r.failures.size(), 1u);  // stops at the first failure without --keep-going
+  std::ifstream ev(out / "events.jsonl");
+  std::string line;
+  std::vector<std::string> kinds;
+  while (std::getline(ev, line)) kinds.push_back(json::parse(line).at("event").get<std::string>());
+  EXPECT_EQ(kinds.front(), "start");
+  EXPECT_EQ(kinds.back(), "end");
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), "failure-found"), kinds.end());
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), "failure"), kinds.end());
+  const json summary = read_json_file((out / "summary.json").string());
+  EXPECT_EQ(summary.at("status"), "finished");
+  const json rec = read_json_file(r.failures[0].record_path);
+  for (const char* key : {"campaign_seed", "case_seed", "case_index", "size", "op", "backend", "against", "property",
+                          "detail", "metrics", "case", "original_case", "shrink", "replay"})
+    EXPECT_TRUE(rec.contains(key)) << key;
+  EXPECT_TRUE(rec.at("shrunk").get<bool>());
+  EXPECT_FALSE(rec.at("metrics").empty());
+  // No temporary is left beside the files.
+  for (const auto& e : fs::recursive_directory_iterator(out))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace oplab

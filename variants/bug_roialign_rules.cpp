@@ -1,0 +1,98 @@
+#include "variants/bug_roialign_rules.h"
+
+#include <algorithm>
+
+#include "core/params.h"
+#include "reference/ref_backend.h"
+#include "reference/roi_bilinear.h"
+
+namespace oplab::variants {
+
+namespace {
+
+// The box of one roi and its grid, as the reference computes it (SPEC §4), with `clamp`
+// deciding whether the size is raised to 1.
+struct Box {
+  int64_t n = 0;
+  double sy = 0, sx = 0, bin_h = 0, bin_w = 0;
+  int64_t gh = 0, gw = 0;
+  double count = 1;
+};
+
+Box box_of(const RoiAlignParams& p, const Tensor& rois, int64_t r, bool clamp, const RoiAlignRules& rules) {
+  Box b;
+  b.n = int64_t(rois.at(r, 0));
+  const double s = p.spatial_scale, off = p.aligned ? 0.5 : 0.0;
+  b.sx = rois.at(r, 1) * s - off;
+  b.sy = rois.at(r, 2) * s - off;
+  double rw = rois.at(r, 3) * s - off - b.sx, rh = rois.at(r, 4) * s - off - b.sy;
+  if (clamp) {
+    rw = std::max(rw, 1.0);
+    rh = std::max(rh, 1.0);
+  }
+  b.bin_h = rh / double(p.PH);
+  b.bin_w = rw / double(p.PW);
+  b.gh = ref::roi_grid_size(p.sampling_ratio, rh, p.PH);
+  b.gw = ref::roi_grid_size(p.sampling_ratio, rw, p.PW);
+  b.count = rules.count_without_max ? double(b.gh * b.gw) : double(ref::roi_grid_count(b.gh, b.gw));
+  return b;
+}
+
+ref::RoiBilinear sample(const Box& b, int64_t ph, int64_t pw, int64_t iy, int64_t ix, const RoiAlignParams& p,
+                        const RoiAlignRules& rules) {
+  const double y = b.sy + double(ph) * b.bin_h + (double(iy) + 0.5) * b.bin_h / double(b.gh);
+  const double x = b.sx + double(pw) * b.bin_w + (double(ix) + 0.5) * b.bin_w / double(b.gw);
+  ref::RoiBilinear bl = ref::roi_bilinear(y, x, p.H, p.W);
+  if (rules.y_below_zero_is_outside && y < 0) bl.in_range = false;
+  return bl;
+}
+
+Tensor forward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois, const RoiAlignRules& rules) {
+  Tensor out(p.output_shape());
+  for (int64_t r = 0; r < p.K; ++r) {
+    const Box b = box_of(p, rois, r, !p.aligned, rules);
+    for (int64_t c = 0; c < p.C; ++c) {
+      const double* plane = input.data.data() + (b.n * p.C + c) * p.H * p.W;
+      for (int64_t ph = 0; ph < p.PH; ++ph)
+        for (int64_t pw = 0; pw < p.PW; ++pw) {
+          double sum = 0.0;
+          for (int64_t iy = 0; iy < b.gh; ++iy)
+            for (int64_t ix = 0; ix < b.gw; ++ix)
+              sum += ref::roi_bilinear_value(plane, p.W, sample(b, ph, pw, iy, ix, p, rules));
+          out.at(r, c, ph, pw) = sum / b.count;
+        }
+    }
+  }
+  return out;
+}
+
+Tensor backward(const RoiAlignParams& p, const Tensor& rois, const Tensor& grad_output, const RoiAlignRules& rules) {
+  Tensor grad(Shape{p.N, p.C, p.H, p.W});
+  const bool clamp = rules.clamp_inverted_in_backward ? p.aligned : !p.aligned;
+  for (int64_t r = 0; r < p.K; ++r) {
+    const Box b = box_of(p, rois, r, clamp, rules);
+    for (int64_t c = 0; c < p.C; ++c) {
+      double* gplane = grad.data.data() + (b.n * p.C + c) * p.H * p.W;
+      for (int64_t ph = 0; ph < p.PH; ++ph)
+        for (int64_t pw = 0; pw < p.PW; ++pw)
+          for (int64_t iy = 0; iy < b.gh; ++iy)
+            for (int64_t ix = 0; ix < b.gw; ++ix)
+              ref::roi_bilinear_scatter(gplane, p.W, sample(b, ph, pw, iy, ix, p, rules), grad_output.at(r, c, ph, pw),
+                                        b.count);
+    }
+  }
+  return grad;
+}
+
+}  // namespace
+
+Result roi_align_with_rules(const Case& c, const RoiAlignRules& rules) {
+  const RoiAlignParams p = parse_roi_align(c);
+  if (p.mode != PoolMode::Avg) return make_ref_backend()->run(c);
+  Result r;
+  r.outputs["output"] = forward(p, c.in("input"), c.in("rois"), rules);
+  if (c.grad_output) r.grads["input"] = backward(p, c.in("rois"), *c.grad_output, rules);
+  return r;
+}
+
+}  // namespace oplab::variants
