@@ -1,0 +1,121 @@
+#include "gradcheck/record.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <tuple>
+
+namespace oplab::gradcheck {
+
+namespace {
+// JSON has no Inf: a non-finite error is written as a string, as tensors do (SPEC §1).
+json number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+}  // namespace
+
+json record_to_json(const CheckRecord& r) {
+  json j{{"op", r.op},         {"backend", r.backend}, {"input", r.input},       {"method", r.method},
+         {"case", r.case_index}, {"verdict", r.verdict}, {"error", number(r.error)}, {"tolerance", number(r.tolerance)},
+         {"elements", r.elements}, {"moved", r.moved},   {"shrunk", r.shrunk},     {"skipped", r.skipped}};
+  if (!r.detail.empty()) j["detail"] = r.detail;
+  if (!r.extra.empty()) j["extra"] = r.extra;
+  return j;
+}
+
+std::vector<SummaryRow> summarize(const std::vector<CheckRecord>& records) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, SummaryRow> rows;
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> order;
+  for (const CheckRecord& r : records) {
+    const auto key = std::make_tuple(r.op, r.backend, r.input, r.method);
+    auto [it, fresh] = rows.try_emplace(key);
+    SummaryRow& s = it->second;
+    if (fresh) {
+      s.op = r.op, s.backend = r.backend, s.input = r.input, s.method = r.method;
+      order.push_back(key);
+    }
+    ++s.checks;
+    ++s.verdicts[r.verdict];
+    s.elements += r.elements;
+    s.moved += r.moved, s.shrunk += r.shrunk, s.skipped += r.skipped;
+    if (r.verdict == verdict::kPass || r.verdict == verdict::kFail) {
+      s.worst = std::max(s.worst, r.error);
+      s.tolerance = std::max(s.tolerance, r.tolerance);
+    }
+  }
+  std::vector<SummaryRow> out;
+  for (const auto& k : order) out.push_back(rows.at(k));
+  return out;
+}
+
+std::vector<SideRow> summarize_sides(const std::vector<CheckRecord>& records) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, SideRow> rows;
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> order;
+  for (const CheckRecord& r : records) {
+    if (r.method != "one-sided" || !r.extra.contains("kink")) continue;
+    const auto key = std::make_tuple(r.op, r.backend, r.input, r.extra["kink"].get<std::string>());
+    auto [it, fresh] = rows.try_emplace(key);
+    SideRow& s = it->second;
+    if (fresh) {
+      s.op = r.op, s.backend = r.backend, s.input = r.input, s.kink = std::get<3>(key);
+      order.push_back(key);
+    }
+    for (const auto& [side, n] : r.extra["sides"].items()) s.sides[side] += n.get<int64_t>();
+    s.jumps += r.extra.value("jumps", int64_t(0));
+  }
+  std::vector<SideRow> out;
+  for (const auto& k : order) out.push_back(rows.at(k));
+  return out;
+}
+
+json summary_to_json(const std::vector<SummaryRow>& rows) {
+  json a = json::array();
+  for (const auto& s : rows)
+    a.push_back({{"op", s.op}, {"backend", s.backend}, {"input", s.input}, {"method", s.method}, {"checks", s.checks},
+                 {"verdicts", s.verdicts}, {"elements", s.elements}, {"worst_error", number(s.worst)},
+                 {"tolerance", number(s.tolerance)}, {"moved", s.moved}, {"shrunk", s.shrunk}, {"skipped", s.skipped}});
+  return a;
+}
+
+json sides_to_json(const std::vector<SideRow>& rows) {
+  json a = json::array();
+  for (const auto& s : rows)
+    a.push_back({{"op", s.op}, {"backend", s.backend}, {"input", s.input}, {"kink", s.kink}, {"sides", s.sides},
+                 {"jumps", s.jumps}});
+  return a;
+}
+
+void print_summary(std::ostream& os, const std::vector<SummaryRow>& rows) {
+  os << std::left << std::setw(16) << "op" << std::setw(26) << "backend" << std::setw(8) << "input" << std::setw(16)
+     << "method" << std::right << std::setw(7) << "checks" << std::setw(6) << "pass" << std::setw(6) << "FAIL"
+     << std::setw(7) << "other" << std::setw(11) << "worst" << std::setw(9) << "tol" << std::setw(7) << "moved"
+     << std::setw(7) << "shrunk" << std::setw(8) << "skipped" << '\n';
+  for (const auto& s : rows) {
+    const int64_t pass = s.count(verdict::kPass), fail = s.count(verdict::kFail);
+    os << std::left << std::setw(16) << s.op << std::setw(26) << s.backend << std::setw(8) << s.input << std::setw(16)
+       << s.method << std::right << std::setw(7) << s.checks << std::setw(6) << pass << std::setw(6) << fail
+       << std::setw(7) << s.checks - pass - fail << std::setw(11) << std::setprecision(2) << s.worst << std::setw(9)
+       << std::setprecision(1) << s.tolerance << std::setw(7) << s.moved << std::setw(7) << s.shrunk << std::setw(8)
+       << s.skipped << '\n';
+    for (const auto& [v, n] : s.verdicts)
+      if (v != verdict::kPass && v != verdict::kFail) os << "    " << v << ": " << n << '\n';
+  }
+}
+
+void print_sides(std::ostream& os, const std::vector<SideRow>& rows) {
+  if (rows.empty()) return;
+  os << "\nOne-sided derivatives at kinks: which side each backend's gradient equals\n"
+     << std::left << std::setw(16) << "op" << std::setw(26) << "backend" << std::setw(8) << "input" << std::setw(22)
+     << "kink" << std::right << std::setw(7) << "right" << std::setw(7) << "left" << std::setw(7) << "both"
+     << std::setw(9) << "neither" << std::setw(7) << "jumps" << '\n';
+  for (const auto& s : rows) {
+    auto get = [&](const char* k) { auto it = s.sides.find(k); return it == s.sides.end() ? int64_t(0) : it->second; };
+    os << std::left << std::setw(16) << s.op << std::setw(26) << s.backend << std::setw(8) << s.input << std::setw(22)
+       << s.kink << std::right << std::setw(7) << get("right") << std::setw(7) << get("left") << std::setw(7)
+       << get("both") << std::setw(9) << get("neither") << std::setw(7) << s.jumps << '\n';
+  }
+}
+
+}  // namespace oplab::gradcheck

@@ -1,0 +1,104 @@
+#include "gradcheck/vs_ref.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "fuzz/differential.h"
+#include "fuzz/float_compare.h"
+#include "gradcheck/kinks.h"
+
+namespace oplab::gradcheck {
+
+namespace {
+
+struct Compared {
+  double worst = 0;  // largest |e - r| / (|r| + floor_scale * max|r|)
+  std::string where;
+};
+
+Compared compare(const std::string& name, const Tensor& want, const Tensor& got, const fuzz::Tolerance& tol) {
+  Compared r;
+  if (want.shape != got.shape) {
+    r.worst = kInf;
+    r.where = name + ": shape " + shape_str(got.shape) + " != " + shape_str(want.shape);
+    return r;
+  }
+  const double scale = tol.floor_scale * max_abs(want);
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    const double w = want.data[i], g = got.data[i];
+    double e;
+    if (!std::isfinite(w) || !std::isfinite(g)) e = (std::isnan(w) && std::isnan(g)) || w == g ? 0.0 : kInf;
+    else if (w == g) e = 0.0;
+    else e = std::fabs(w) + scale > 0 ? std::fabs(g - w) / (std::fabs(w) + scale) : kInf;
+    if (e > r.worst) {
+      r.worst = e;
+      std::ostringstream os;
+      os.precision(17);
+      os << name << "[" << i << "]: " << g << " vs ref " << w;
+      r.where = os.str();
+    }
+  }
+  return r;
+}
+
+CheckRecord float32_record(const CheckContext& ctx, const Case& c) {
+  CheckRecord rec = ctx.record(c, "*", "vs-ref");
+  rec.tolerance = fuzz::kDefaultBoundMultiple;
+  const fuzz::FloatOutcome o = fuzz::compare_float_backend(*ctx.ref, *ctx.backend, c);
+  rec.error = o.worst_ratio;
+  rec.detail = o.detail;
+  rec.extra = {{"precision", "float32"}, {"policy", "SPEC 9 per-element bound (fuzz/float_compare.h)"}};
+  switch (o.kind) {
+    case fuzz::FloatOutcome::Pass: rec.verdict = verdict::kPass; break;
+    case fuzz::FloatOutcome::Flip: rec.verdict = verdict::kExplained; break;
+    case fuzz::FloatOutcome::Unsupported: rec.verdict = verdict::kUnsupported; break;
+    default: rec.verdict = verdict::kFail; rec.error = kInf;
+  }
+  return rec;
+}
+
+}  // namespace
+
+std::vector<CheckRecord> vs_ref(const CheckContext& ctx, const Case& c, const Result& got,
+                                const std::vector<Divergence>& known) {
+  if (ctx.precision == Precision::F32) return {float32_record(ctx, c)};
+  std::vector<CheckRecord> out;
+  const fuzz::Tolerance tol;
+  const Result want = evaluate(*ctx.ref, c);
+  for (const auto& [name, w] : want.grads) {
+    CheckRecord rec = ctx.record(c, name, "vs-ref");
+    rec.tolerance = tol.rtol;
+    rec.elements = w.numel();
+    auto it = got.grads.find(name);
+    if (it == got.grads.end()) {
+      rec.verdict = verdict::kFail;
+      rec.error = kInf;
+      rec.detail = "no gradient for " + name;
+      out.push_back(rec);
+      continue;
+    }
+    const Compared cmp = compare(name, w, it->second, tol);
+    rec.error = cmp.worst;
+    if (cmp.worst > tol.rtol) {
+      rec.verdict = verdict::kFail;
+      rec.detail = cmp.where;
+      // A named divergence counts only when the reference on its equivalent case reproduces
+      // the backend: the name is proven, as in the differential suite.
+      for (const Divergence& d : known) {
+        if (!d.peer_equivalent) continue;
+        const auto eq = d.peer_equivalent(c);
+        if (!eq) continue;
+        const Result alt = evaluate(*ctx.ref, *eq);
+        if (alt.grads.count(name) && compare(name, alt.grads.at(name), it->second, tol).worst <= tol.rtol) {
+          rec.verdict = verdict::kDivergence;
+          rec.detail = d.name + ": " + rec.detail;
+          break;
+        }
+      }
+    }
+    out.push_back(rec);
+  }
+  return out;
+}
+
+}  // namespace oplab::gradcheck
