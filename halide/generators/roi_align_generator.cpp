@@ -4,96 +4,289 @@
 //
 // Sampling positions and bilinear weights depend on the roi and the bin, never on the
 // channel: they are computed once per roi into small tables (yt, xt) and shared by every
-// channel, the trick of torchvision's pre_calc.
+// channel, the trick of torchvision's pre_calc. The channels are processed in blocks of
+// kLanes (roi_sampling.h): `blk` is the input with a block's channels innermost, and the
+// accumulators are indexed (cl, ..., cb, ...), so one sample of a whole block is four dense
+// vector loads on the CPU; on the GPU `blk` is inlined (plain index arithmetic).
+//
+// Samples are visited iy-major (iy outer, ix inner) as in the reference: the sum's order, and
+// in max mode which of two equal samples wins (the first), follow it.
 #include "Halide.h"
 #include "roi_sampling.h"
 
 using namespace Halide;
-using oplab_halide::roi_axis_taps;
+using namespace oplab_halide;
 
 namespace {
 
-// Everything about roi k that the forward and the backward share.
+// Everything about roi k that the forward and the backward share. `info` holds the per-roi
+// scalars and the tables the per-sample taps; both are realised (see the schedules) so that
+// the inner loops load them rather than recompute the double-precision geometry per sample.
 struct RoiGeometry {
-  Var i{"i"}, p{"p"}, k{"k"};
-  Func batch{"batch"}, gy{"gy"}, gx{"gx"}, count{"count"};
-  Func yt{"yt"}, xt{"xt"};  // (i, p, k) -> Tuple(valid, i0, i1, w0, w1) for sample i of bin p
+  Var i{"i"}, p{"p"}, k{"k"}, j{"j"};
+  // (j, k) -> batch (j = 0), gy (1), gx (2). One int Func rather than a Tuple: Halide 14 fails
+  // (StorageFlattening) on Tuple elements in the loop bounds that RDom::where turns into.
+  Func info{"roi_info"};
+  Func batch{"batch"}, gy{"gy"}, gx{"gx"}, count{"count"};  // its fields (inline)
+  Func yt{"yt"}, xt{"xt"};  // (i, p, k) -> taps_tuple of sample i of bin p
 
-  void define(const Func& rois, Expr scale, Expr sampling_ratio, Expr aligned, Expr PH, Expr PW, Expr H, Expr W) {
-    Expr off = select(aligned, 0.5f, 0.0f);
-    Expr sx = rois(1, k) * scale - off, sy = rois(2, k) * scale - off;
-    Expr rw = rois(3, k) * scale - off - sx, rh = rois(4, k) * scale - off - sy;
-    rw = select(aligned, rw, max(rw, 1.0f));
-    rh = select(aligned, rh, max(rh, 1.0f));
-    Expr bin_h = rh / cast<float>(PH), bin_w = rw / cast<float>(PW);
-    batch(k) = cast<int>(rois(0, k));
-    gy(k) = select(sampling_ratio > 0, sampling_ratio, cast<int>(ceil(rh / cast<float>(PH))));
-    gx(k) = select(sampling_ratio > 0, sampling_ratio, cast<int>(ceil(rw / cast<float>(PW))));
-    count(k) = cast<float>(max(gy(k) * gx(k), 1));
-    Expr y = sy + cast<float>(p) * bin_h + (cast<float>(i) + 0.5f) * bin_h / cast<float>(gy(k));
-    Expr x = sx + cast<float>(p) * bin_w + (cast<float>(i) + 0.5f) * bin_w / cast<float>(gx(k));
-    auto ty = roi_axis_taps(y, H), tx = roi_axis_taps(x, W);
-    yt(i, p, k) = Tuple(ty.valid, ty.i0, ty.i1, ty.w0, ty.w1);
-    xt(i, p, k) = Tuple(tx.valid, tx.i0, tx.i1, tx.w0, tx.w1);
+  // Geometry in double (roi_sampling.h says why); scale is a double. N: batch size (the
+  // batch index is clamped into it, for bounds inference; the glue validated it).
+  void define(const Func& rois, Expr scale, Expr sampling_ratio, Expr aligned, Expr PH, Expr PW, Expr H, Expr W,
+              Expr N) {
+    auto at = [&](int f) { return cast<double>(rois(f, k)) * scale; };
+    Expr off = select(aligned, f64(0.5), f64(0.0));
+    Expr sx = at(1) - off, sy = at(2) - off;
+    Expr rw = at(3) - off - sx, rh = at(4) - off - sy;
+    // Legacy boxes are at least one pixel; aligned ones may be empty or reversed.
+    rw = select(aligned, rw, max(rw, f64(1.0)));
+    rh = select(aligned, rh, max(rh, f64(1.0)));
+    Expr bin_h = rh / cast<double>(PH), bin_w = rw / cast<double>(PW);
+    Expr gh = roi_grid_size(sampling_ratio, rh, PH), gw = roi_grid_size(sampling_ratio, rw, PW);
+    info(j, k) = select(j == 0, cast<int>(rois(0, k)), j == 1, gh, gw);
+    // Clamped where it is used, so that bounds inference sees [0, N-1] (the value bounds of
+    // `info` as a whole span the grid sizes too).
+    batch(k) = clamp(info(0, k), 0, N - 1);
+    gy(k) = info(1, k);
+    gx(k) = info(2, k);
+    count(k) = roi_grid_count(gy(k), gx(k));
+    Expr y = roi_sample_at(sy + cast<double>(p) * bin_h, bin_h, i, gy(k));
+    Expr x = roi_sample_at(sx + cast<double>(p) * bin_w, bin_w, i, gx(k));
+    yt(i, p, k) = taps_tuple(roi_axis_taps(y, H));
+    xt(i, p, k) = taps_tuple(roi_axis_taps(x, W));
+  }
+
+  // On the CPU: the per-roi scalars and the tables for all rois up front (small), shared by
+  // every block of channels.
+  void schedule_cpu() {
+    info.compute_root().bound(j, 0, 3).unroll(j);
+    yt.compute_root();
+    xt.compute_root();
+  }
+
+  // On the GPU: the per-roi scalars and the tables as small kernels of their own, read by the
+  // main kernel from device memory.
+  void schedule_gpu() {
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    info.compute_root().bound(j, 0, 3).unroll(j).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
+    for (Func f : {yt, xt})
+      f.compute_root().fuse(i, p, t).fuse(t, k, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
   }
 };
+
+// The sampling grid of a bin: r.x = ix (inner), r.y = iy (outer). Only the first gx x gy
+// iterations count; the predicate reads per-roi grid sizes (never the Func being updated), and
+// Halide turns it into tight loop bounds.
+RDom sample_grid(const RoiGeometry& g, Expr k, Expr max_grid) {
+  RDom r(0, max_grid, 0, max_grid, "s");
+  r.where(r.x < g.gx(k) && r.y < g.gy(k));
+  return r;
+}
 
 class RoiAlignForward : public Generator<RoiAlignForward> {
  public:
   GeneratorParam<bool> max_mode{"max_mode", false};
   Input<Buffer<float>> input{"input", 4};
   Input<Buffer<float>> rois{"rois", 2};
-  Input<float> spatial_scale{"spatial_scale"};
+  Input<double> spatial_scale{"spatial_scale"};
   Input<int> sampling_ratio{"sampling_ratio"};
   Input<bool> aligned{"aligned"};
   Input<int> pooled_h{"pooled_h"}, pooled_w{"pooled_w"};
   Input<int> max_grid{"max_grid"};  // the largest gy, gx of any roi (the glue computes it)
   Output<Buffer<float>> output{"output", 4};
 
-  Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"};
+  Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, cl{"cl"}, cb{"cb"};
   RoiGeometry g;
-  Func value{"value"}, acc{"acc"};
+  Func acc{"acc"}, blk;
+  RDom r;
 
   void generate() {
-    Expr H = input.dim(1).extent(), W = input.dim(0).extent(), N = input.dim(3).extent();
-    Expr PW = pooled_w, PH = pooled_h;
-    g.define(rois, spatial_scale, sampling_ratio, aligned, PH, PW, H, W);
+    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
+    g.define(rois, spatial_scale, sampling_ratio, aligned, pooled_h, pooled_w, H, W, N);
+    blk = channel_blocked(input, C, "blk");
 
-    RDom r(0, max_grid, 0, max_grid, "r");
-    r.where(r.x < g.gy(k) && r.y < g.gx(k));
-    Tuple ty = g.yt(r.x, ph, k), tx = g.xt(r.y, pw, k);
-    Expr n = clamp(g.batch(k), 0, N - 1);
-    Expr v = ty[3] * tx[3] * input(tx[1], ty[1], c, n) + ty[3] * tx[4] * input(tx[2], ty[1], c, n) +
-             ty[4] * tx[3] * input(tx[1], ty[2], c, n) + ty[4] * tx[4] * input(tx[2], ty[2], c, n);
-    Expr sample = select(ty[0] && tx[0], v, 0.0f);
+    r = sample_grid(g, k, max_grid);
+    AxisTaps ty = taps_of(g.yt(r.y, ph, k)), tx = taps_of(g.xt(r.x, pw, k));
+    Expr v = roi_bilinear_value(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
+    Expr sample = select(ty.valid && tx.valid, v, 0.0f);
 
     if (!max_mode) {
-      acc(pw, ph, c, k) = 0.0f;
-      acc(pw, ph, c, k) += sample;
-      output(pw, ph, c, k) = acc(pw, ph, c, k) / g.count(k);
+      acc(cl, pw, ph, cb, k) = 0.0f;
+      acc(cl, pw, ph, cb, k) += sample;
+      output(pw, ph, c, k) = acc(c % kLanes, pw, ph, c / kLanes, k) / g.count(k);
     } else {
       // First non-NaN sample wins, replaced only by a strictly greater one. The running best
       // starts as NaN, which no sample ever is once taken: still NaN at the end means no
       // sample won (only NaN samples); no samples at all gives 0 (docs/semantics.md).
-      acc(pw, ph, c, k) = cast<float>(NAN);
-      Expr best = acc(pw, ph, c, k);
-      acc(pw, ph, c, k) = select(!is_nan(sample) && (is_nan(best) || sample > best), sample, best);
+      acc(cl, pw, ph, cb, k) = cast<float>(NAN);
+      Expr best = acc(cl, pw, ph, cb, k);
+      acc(cl, pw, ph, cb, k) = select(!is_nan(sample) && (is_nan(best) || sample > best), sample, best);
       Expr any_sample = g.gy(k) > 0 && g.gx(k) > 0;
-      output(pw, ph, c, k) = select(any_sample, acc(pw, ph, c, k), 0.0f);
+      output(pw, ph, c, k) = select(any_sample, acc(c % kLanes, pw, ph, c / kLanes, k), 0.0f);
     }
   }
 
   void schedule() {
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
     if (get_target().has_gpu_feature()) {
       Var t{"t"}, tb{"tb"}, ti{"ti"};
-      output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128);
+      output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
       acc.compute_at(output, ti);
+      g.schedule_gpu();
     } else {
-      // One roi per task; its sampling tables are built once and shared by every channel.
-      output.reorder(pw, ph, c, k).parallel(k);
-      g.yt.compute_at(output, k);
-      g.xt.compute_at(output, k);
-      acc.compute_at(output, c);
+      // A task owns a block of channels and runs every roi over it: the block's copy (both
+      // images, ~8 MB at the standard shape) is made once and read by ~1000 rois, and no two
+      // tasks share anything. Per roi, the 16 lanes of every sample are dense vector loads.
+      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb);
+      g.schedule_cpu();
+      schedule_blocked_copy(blk, LoopLevel(output, cb), input.dim(0).extent());
+      acc.compute_at(output, k).vectorize(cl);
+      acc.update().reorder(cl, r.x, r.y, pw, ph).vectorize(cl);
+    }
+  }
+};
+
+// grad_input of roi_align. avg: every in-range sample of a bin scatters gout * w / count to its
+// four corners. max: the winning sample (found exactly as the forward finds it) scatters
+// gout * w to its four corners; an out-of-range winner (value 0) and an all-NaN bin pass
+// nothing on.
+//
+// On the CPU the scatter accumulates into `gblk`, the gradient in channel blocks: a task owns a
+// block, so it is race-free without atomics, and the adds of a whole block are one dense
+// vector read-modify-write (avg) or a 16-lane gather/scatter over distinct channels (max,
+// whose winners differ per channel); the block is then transposed into grad_input. On the GPU
+// the scatter goes straight into grad_input with atomic adds.
+class RoiAlignBackward : public Generator<RoiAlignBackward> {
+ public:
+  GeneratorParam<bool> max_mode{"max_mode", false};
+  // The feature map: its shape always, its values only in max mode (to find each bin's
+  // winner; a buffer a GPU kernel never reads is never copied to the device).
+  Input<Buffer<float>> input{"input", 4};
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<Buffer<float>> grad_output{"grad_output", 4};
+  Input<double> spatial_scale{"spatial_scale"};
+  Input<int> sampling_ratio{"sampling_ratio"};
+  Input<bool> aligned{"aligned"};
+  Input<int> max_grid{"max_grid"};
+  Output<Buffer<float>> grad_input{"grad_input", 4};
+
+  Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, pw{"pw"}, ph{"ph"}, k{"k"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
+  RoiGeometry g;
+  Func winner{"winner"}, target{"target"}, gblk{"gblk"}, goutb{"goutb"}, blk;
+  RDom r, sg;
+  bool cpu = true;
+
+  void generate() {
+    cpu = !get_target().has_gpu_feature();
+    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
+    Expr PW = grad_output.dim(0).extent(), PH = grad_output.dim(1).extent(), K = grad_output.dim(3).extent();
+    g.define(rois, spatial_scale, sampling_ratio, aligned, PH, PW, H, W, N);
+    // gout of lane cl of block cb (lanes past the last channel read the last channel; their
+    // sums are discarded).
+    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, min(cb * kLanes + cl, C - 1), k);
+
+    // Every scatter goes through `target`, a Func giving each corner's pixel (x, y, image) and
+    // value: on the GPU the update's store index and its implicit load index are then the same
+    // loads of a Func realised right there, which Halide 14 needs to emit a native atomic add
+    // (from inline index expressions, or from a Func realised elsewhere, which it clamps on the
+    // load side only, it lowers the two differently and falls back to a CAS loop).
+    if (cpu) gblk(cl, x, y, cb, n) = 0.0f;
+    if (!cpu) grad_input(x, y, c, n) = 0.0f;
+    if (!max_mode) {
+      AxisTaps ty = taps_of(g.yt(iy, ph, k)), tx = taps_of(g.xt(ix, pw, k));
+      Corner cn = roi_corner(ty, tx, q);
+      // Channel-independent: pixel, weight / count, and whether the sample is in range.
+      target(q, ix, iy, pw, ph, k) = Tuple(cn.x, cn.y, g.batch(k), cn.w / g.count(k), ty.valid && tx.valid);
+      // r: corner q (innermost), sample ix, iy, bin pw, ph, roi k.
+      r = RDom({{0, 4}, {0, max_grid}, {0, max_grid}, {0, PW}, {0, PH}, {0, K}}, "r");
+      r.where(r[1] < g.gx(r[5]) && r[2] < g.gy(r[5]));
+      Tuple t = target(r[0], r[1], r[2], r[3], r[4], r[5]);
+      // gout * (w / count); an out-of-range sample adds exactly 0 (even for a NaN gout).
+      if (cpu)
+        gblk(cl, t[0], t[1], cb, t[2]) += select(t[4], goutb(cl, r[3], r[4], cb, r[5]) * t[3], 0.0f);
+      else
+        grad_input(t[0], t[1], c, t[2]) += select(t[4], grad_output(r[3], r[4], c, r[5]) * t[3], 0.0f);
+    } else {
+      // The winner of each bin and channel, as the forward decides it. The running Tuple keeps
+      // the winning sample's taps (so that the scatter needs no per-channel table lookups):
+      // (value, pass, y0, y1, x0, x1, wy0, wy1, wx0, wx1); pass < 0 while no non-NaN sample has
+      // been seen, else 1 when the winner is in range and 0 when it is not (it passes nothing).
+      blk = channel_blocked(input, C, "blk");
+      sg = sample_grid(g, k, max_grid);
+      AxisTaps ty = taps_of(g.yt(sg.y, ph, k)), tx = taps_of(g.xt(sg.x, pw, k));
+      Expr v = roi_bilinear_value(ty, tx, [&](Expr xx, Expr yy) { return blk(cl, xx, yy, cb, g.batch(k)); });
+      Expr in_range = ty.valid && tx.valid;
+      Expr sample = select(in_range, v, 0.0f);
+      winner(cl, pw, ph, cb, k) = Tuple(0.0f, -1, 0, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f);
+      Tuple best = winner(cl, pw, ph, cb, k);
+      Expr take = !is_nan(sample) && (best[1] < 0 || sample > best[0]);
+      std::vector<Expr> now = {sample, select(in_range, 1, 0), ty.i0, ty.i1, tx.i0, tx.i1, ty.w0, ty.w1, tx.w0, tx.w1};
+      std::vector<Expr> next;
+      for (size_t f = 0; f < now.size(); ++f) next.push_back(select(take, now[f], best[f]));
+      winner(cl, pw, ph, cb, k) = Tuple(next);
+
+      // The winning sample's corners (different for every channel); a bin without a winner,
+      // or whose winner is out of range, scatters zeros.
+      Tuple wn = winner(cl, pw, ph, cb, k);
+      Expr qx = (q % 2) == 1, qy = q >= 2;
+      Expr w = select(qy, wn[7], wn[6]) * select(qx, wn[9], wn[8]);
+      Expr gval = select(wn[1] == 1, goutb(cl, pw, ph, cb, k) * w, 0.0f);
+      // (The taps are in range already; the clamps tell bounds inference so.)
+      target(q, cl, pw, ph, cb, k) = Tuple(clamp(select(qx, wn[5], wn[4]), 0, W - 1),
+                                           clamp(select(qy, wn[3], wn[2]), 0, H - 1), g.batch(k), gval);
+      // r: corner q, bin pw, ph, roi k.
+      r = RDom({{0, 4}, {0, PW}, {0, PH}, {0, K}}, "r");
+      if (cpu) {
+        Tuple t = target(r[0], cl, r[1], r[2], cb, r[3]);
+        gblk(cl, t[0], t[1], cb, t[2]) += t[3];
+      } else {
+        Tuple t = target(r[0], c % kLanes, r[1], r[2], c / kLanes, r[3]);
+        grad_input(t[0], t[1], c, t[2]) += t[3];
+      }
+    }
+    if (cpu) grad_input(x, y, c, n) = gblk(c % kLanes, x, y, c / kLanes, n);
+  }
+
+  void schedule() {
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
+    const int rk = max_mode ? 3 : 5;  // index of the roi dimension of r
+    if (!cpu) {
+      Var t{"t"}, tb{"tb"}, ti{"ti"};
+      grad_input.fuse(x, y, t).fuse(t, c, t).fuse(t, n, t).gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
+      // One thread per bin (a 2-D block of pw x ph), one block per (channel, roi); bins of
+      // overlapping rois (and neighbouring bins) hit the same pixels, so the adds are atomic.
+      // The bin RVars are not fused: Halide 14 then indexes the atomic store and its implicit
+      // load through different let variables and falls back to a CAS loop.
+      RVar rpw = r[rk - 2], rph = r[rk - 1];
+      Stage u = grad_input.update();
+      u.atomic().reorder(r[0], rpw, rph, c, r[rk]).unroll(r[0]).gpu_threads(rpw, rph).gpu_blocks(c, r[rk]);
+      // Each corner's target is realised where it is scattered (registers).
+      target.compute_at(grad_input, r[1]).unroll(q);
+      if (max_mode) winner.compute_at(grad_input, rpw);
+      g.schedule_gpu();
+      return;
+    }
+    // CPU: a task owns a block of channels (cb) and scans every roi into its block of the
+    // gradient, then transposes the block into grad_input (16 x 16 tiles in registers; narrow
+    // or few-channel tensors take a plain loop).
+    Expr W = input.dim(0).extent(), C = input.dim(2).extent();
+    Var xo{"xo"}, xi{"xi"};
+    grad_input.specialize(W >= kLanes && C >= kLanes)
+        .split(c, cb, cl, kLanes, TailStrategy::ShiftInwards)
+        .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
+        .reorder(xi, cl, xo, y, n, cb)
+        .vectorize(xi)
+        .vectorize(cl)
+        .parallel(cb);
+    grad_input.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, x, y, n, cb).parallel(cb);
+    g.schedule_cpu();
+    gblk.compute_at(grad_input, cb).vectorize(cl);
+    gblk.update().reorder(cl, r[0]).vectorize(cl).unroll(r[0]);
+    goutb.compute_at(gblk, r[rk]).vectorize(cl);
+    if (max_mode) {
+      schedule_blocked_copy(blk, LoopLevel(grad_input, cb), W);
+      winner.compute_at(gblk, r[rk]).vectorize(cl);
+      winner.update().reorder(cl, sg.x, sg.y).vectorize(cl);
     }
   }
 };
@@ -101,3 +294,4 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
 }  // namespace
 
 HALIDE_REGISTER_GENERATOR(RoiAlignForward, roi_align_forward)
+HALIDE_REGISTER_GENERATOR(RoiAlignBackward, roi_align_backward)

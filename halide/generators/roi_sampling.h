@@ -1,35 +1,151 @@
 #pragma once
-// The RoIAlign bilinear rule of SPEC §4 as Halide expressions, shared by the roi_align and
-// deform_roi_pool generators: 0 outside [-1, H] x [-1, W]; inside, the coordinate is clamped
-// to >= 0 and to the last row/column, so one pixel outside the image replicates the edge.
+// Pieces shared by the roi_align, deform_roi_pool (and roi_pool) generators:
+//  - the RoIAlign bilinear rule of SPEC §4 as Halide expressions: 0 outside [-1, H] x [-1, W];
+//    inside, the coordinate is clamped to >= 0 and to the last row/column, so one pixel
+//    outside the image replicates the edge;
+//  - the sampling grid of a bin (fixed or adaptive) and its divisor;
+//  - packing of one axis' taps into a Tuple, so that a per-roi table Func can hold them.
+// Every rule mirrors reference/roi_bilinear.h; comments there say why each rule is so.
+//
+// Sample coordinates are computed in double from the float32 rois (and offsets): they live in
+// per-roi tables shared by every channel, so their cost does not scale with the data, and in
+// float a coordinate of magnitude C is off by ~C ulps, which moves every bilinear weight by an
+// absolute ~C * 2^-24 (a large relative error on a small weight) and decides range cut-offs
+// and adaptive grids differently from the reference. They are also computed with strict IEEE
+// semantics (strict_float: Halide otherwise lets LLVM fuse multiply-adds and reassociate), in
+// the reference's order of operations, so that a coordinate the reference puts exactly on a
+// kink (-1, 0, H-1, H, an integer) lands exactly there in the kernel too. The weights are then
+// rounded to float32, a relative error of one ulp each, and all arithmetic on feature values
+// is float32.
 #include "Halide.h"
 
 namespace oplab_halide {
 
-// One axis of a sample: the two taps, their weights, and whether the coordinate is in range.
+// The glue passes every buffer with zero mins: promising it lets Halide fold the buffer mins
+// out of every index, which keeps the indexing cheaper and a scatter's store index and its
+// implicit load index alike (see the backward generators). Call after the buffer's Func is
+// defined (outputs cannot be asked their dims before).
+template <class B>
+void promise_zero_mins(B& b) {
+  for (int d = 0; d < b.dimensions(); ++d) b.dim(d).set_min(0);
+}
+
+// Channel blocks. Every RoI kernel reads (and the backward writes) the feature map at positions
+// that depend on the roi and the bin but never on the channel, so on the CPU the channels are
+// regrouped into blocks of kLanes: blocked(cl, x, y, cb, n) is channel cb * kLanes + cl. A
+// sample of 16 channels is then one dense vector load (one cache line) per corner instead of a
+// 16-lane gather, and a task owning a block of channels scans every roi race-free. The copy in
+// (and, for gradients, out) is a transpose of 16 x 16 tiles done in registers. On the GPU the
+// blocked Funcs are inlined, so they are only index arithmetic.
+constexpr int kLanes = 16;
+
+// blocked(cl, x, y, cb, n) = input(x, y, cb * kLanes + cl, n); lanes past the last channel
+// read the last channel (their results are discarded).
+inline Halide::Func channel_blocked(const Halide::Func& input, Halide::Expr C, const std::string& name) {
+  using namespace Halide;
+  Var cl{"cl"}, x{"x"}, y{"y"}, cb{"cb"}, n{"n"};
+  Func b{name};
+  b(cl, x, y, cb, n) = input(x, y, min(cb * kLanes + cl, C - 1), n);
+  return b;
+}
+
+// Schedules a channel-blocked copy of a W-wide plane computed at `at`: 16 x 16 tiles of (x, cl)
+// as one vector each, which Halide loads as 16 dense rows and transposes in registers. Narrow
+// images (W < 16, only in tests) take a plain loop.
+inline void schedule_blocked_copy(Halide::Func b, const Halide::LoopLevel& at, Halide::Expr W) {
+  using namespace Halide;
+  Var cl = b.args()[0], x = b.args()[1], xo{"xo"}, xi{"xi"};
+  b.compute_at(at);
+  b.specialize(W >= kLanes).split(x, xo, xi, kLanes, TailStrategy::ShiftInwards).reorder(cl, xi, xo).vectorize(cl).vectorize(xi);
+  b.vectorize(cl);
+}
+
+// A double constant (Halide's operators take float and int literals, not double ones).
+inline Halide::Expr f64(double v) { return Halide::Expr(v); }
+
+// One axis of a sample: the two taps, their weights, whether the coordinate is in range and
+// whether the value varies with the coordinate there (for the true derivative).
 struct AxisTaps {
-  Halide::Expr valid;  // -1 <= v <= len
-  Halide::Expr i0, i1; // taps, always inside [0, len-1] when len > 0
+  Halide::Expr valid;  // -1 <= v <= len (false for NaN)
+  Halide::Expr slope;  // valid and 0 <= v < len-1: right-sided derivative is the interior slope
+  Halide::Expr i0, i1; // taps, always inside [0, len-1] (the kernels run only when len > 0)
   Halide::Expr w0, w1; // weights of i0 and i1
 };
 
+// v: the coordinate, a double; len: the image size along the axis.
 inline AxisTaps roi_axis_taps(Halide::Expr v, Halide::Expr len) {
   using namespace Halide;
   AxisTaps t;
-  t.valid = v >= -1.0f && v <= cast<float>(len);
-  Expr c = max(v, 0.0f);
+  // is_finite first: Halide compiles float comparisons with fast-math flags that assume no
+  // NaN/Inf, so a non-finite coordinate (a NaN/Inf offset) is excluded by the one test that
+  // is exact for it.
+  t.valid = is_finite(v) && v >= f64(-1.0) && v <= cast<double>(len);
+  // An invalid coordinate (far outside, NaN, inf) is replaced by 0 before the float -> int
+  // conversion, which is undefined for values an int cannot hold; its weights never count.
+  // The clamp to [0, len] changes no valid coordinate and bounds the taps for bounds inference.
+  Expr c = select(t.valid, clamp(v, f64(0.0), cast<double>(len)), f64(0.0));
   Expr lo = cast<int>(floor(c));
   Expr at_end = lo >= len - 1;
   // At or past the last index both taps are the last pixel and the coordinate sits on it.
-  t.i0 = select(at_end, len - 1, lo);
-  t.i1 = select(at_end, len - 1, lo + 1);
-  Expr frac = select(at_end, 0.0f, c - cast<float>(lo));
-  t.w1 = frac;
-  t.w0 = 1.0f - frac;
-  // Clamp for bounds inference only: valid samples are already inside.
-  t.i0 = clamp(t.i0, 0, max(len - 1, 0));
-  t.i1 = clamp(t.i1, 0, max(len - 1, 0));
+  // Written with min rather than select + clamp so that the taps' bounds ([0, len-1]) are
+  // evident to bounds inference without a clamp of their own.
+  t.i0 = min(lo, len - 1);
+  t.i1 = min(lo + 1, len - 1);
+  Expr frac = select(at_end, f64(0.0), c - cast<double>(lo));
+  t.w1 = cast<float>(frac);
+  t.w0 = cast<float>(f64(1.0) - frac);
+  // On [-1, 0) the coordinate is clamped (flat); at and past the last index it is flat too.
+  t.slope = t.valid && v >= f64(0.0) && !at_end;
   return t;
+}
+
+inline Halide::Tuple taps_tuple(const AxisTaps& t) { return Halide::Tuple(t.valid, t.slope, t.i0, t.i1, t.w0, t.w1); }
+
+// The inverse of taps_tuple, reading a table Func (a call returning the Tuple).
+inline AxisTaps taps_of(const Halide::FuncRef& table) {
+  Halide::Tuple t = table;
+  return AxisTaps{t[0], t[1], t[2], t[3], t[4], t[5]};
+}
+
+// Samples per bin along one axis: the fixed sampling_ratio, or ceil(extent / pooled) for the
+// adaptive grid (<= 0 means no samples); extent is a double. Clamped before the conversion to
+// int so that an absurd box cannot make it undefined; the glue never asks for that many anyway.
+inline Halide::Expr roi_grid_size(Halide::Expr sampling_ratio, Halide::Expr extent, Halide::Expr pooled) {
+  using namespace Halide;
+  Expr g = clamp(strict_float(ceil(extent / cast<double>(pooled))), f64(-1e9), f64(1e9));
+  return select(sampling_ratio > 0, sampling_ratio, cast<int>(g));
+}
+
+// Divisor of the average: max(gh * gw, 1), as a float product so that it cannot overflow.
+inline Halide::Expr roi_grid_count(Halide::Expr gh, Halide::Expr gw) {
+  using namespace Halide;
+  return max(cast<float>(gh) * cast<float>(gw), 1.0f);
+}
+
+// Sample i of a grid of g over a bin that starts at `origin` and is `bin` long (doubles), in
+// the reference's operation order: origin + (i + 0.5) * bin / g, strictly (see the top).
+inline Halide::Expr roi_sample_at(Halide::Expr origin, Halide::Expr bin, Halide::Expr i, Halide::Expr g) {
+  using namespace Halide;
+  return strict_float(origin + (cast<double>(i) + f64(0.5)) * bin / cast<double>(g));
+}
+
+// The four corners of a sample on plane `at(x, y)`, each read even when its weight is 0 (so
+// NaN/Inf propagate as in the reference), in the reference's order of terms.
+template <class At>
+Halide::Expr roi_bilinear_value(const AxisTaps& ty, const AxisTaps& tx, At at) {
+  return ty.w0 * tx.w0 * at(tx.i0, ty.i0) + ty.w0 * tx.w1 * at(tx.i1, ty.i0) + ty.w1 * tx.w0 * at(tx.i0, ty.i1) +
+         ty.w1 * tx.w1 * at(tx.i1, ty.i1);
+}
+
+// Corner q in 0..3 of a sample (q bit 0: x tap, bit 1: y tap), for scatters that loop over the
+// corners: its pixel and its weight.
+struct Corner {
+  Halide::Expr x, y, w;
+};
+inline Corner roi_corner(const AxisTaps& ty, const AxisTaps& tx, Halide::Expr q) {
+  using namespace Halide;
+  Expr qx = (q % 2) == 1, qy = q >= 2;
+  return Corner{select(qx, tx.i1, tx.i0), select(qy, ty.i1, ty.i0), select(qy, ty.w1, ty.w0) * select(qx, tx.w1, tx.w0)};
 }
 
 }  // namespace oplab_halide

@@ -1,12 +1,18 @@
 // roi_align on the Halide kernels: float32 copies of the tensors, the largest sampling grid
-// of any roi (the kernels' reduction extent), and the call.
-#include <cmath>
+// of any roi (the kernels' sample-loop extent), and the calls (forward; backward when the case
+// has grad_output). The benchmark times the same calls on buffers converted once (prepare).
+#include <memory>
 
 #include "core/params.h"
+#include "halide/glue/roi_grid.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
+#include "roi_align_avg_bwd_cpu.h"
+#include "roi_align_avg_bwd_cuda.h"
 #include "roi_align_avg_fwd_cpu.h"
 #include "roi_align_avg_fwd_cuda.h"
+#include "roi_align_max_bwd_cpu.h"
+#include "roi_align_max_bwd_cuda.h"
 #include "roi_align_max_fwd_cpu.h"
 #include "roi_align_max_fwd_cuda.h"
 
@@ -14,53 +20,112 @@ namespace oplab::halide_glue {
 
 namespace {
 
-// Upper bound of the per-roi grid (the kernel's own float computation decides the exact
-// grid; a larger bound only costs skipped iterations).
-int max_grid(const RoiAlignParams& p, const Tensor& rois) {
-  if (p.sampling_ratio > 0) return int(p.sampling_ratio);
-  double g = 0;
-  for (int64_t k = 0; k < p.K; ++k) {
-    double rw = (rois.at(k, 3) - rois.at(k, 1)) * p.spatial_scale, rh = (rois.at(k, 4) - rois.at(k, 2)) * p.spatial_scale;
-    if (!p.aligned) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
-    g = std::max({g, std::ceil(rh / double(p.PH)), std::ceil(rw / double(p.PW))});
+using Buf = Halide::Runtime::Buffer<float>;
+
+class RoiAlignCall {
+ public:
+  RoiAlignCall(const Case& c, HalideDevice device)
+      : p_(parse_roi_align(c)),
+        cuda_(device == HalideDevice::Cuda),
+        device_(device),
+        input_(to_float(c.in("input"))),
+        rois_(to_float(c.in("rois"))),
+        out_(p_.output_shape()) {
+    // Nothing to compute: no rois, no channels, or an empty image (every sample out of range,
+    // so every output and gradient is 0, which the zero-filled tensors already are).
+    work_ = out_.numel() > 0 && p_.H > 0 && p_.W > 0;
+    scale_ = p_.spatial_scale;  // the kernels form coordinates in double
+    sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
+    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, !p_.aligned);
+    in_b_ = view(input_), rois_b_ = view(rois_), out_b_ = view(out_);
+    if (c.grad_output) {
+      has_grad_ = true;
+      gout_ = to_float(*c.grad_output);
+      gin_ = TensorF(input_.shape);
+      gout_b_ = view(gout_), gin_b_ = view(gin_);
+    }
   }
-  return int(std::min(g + 1, 1e9));
-}
+  ~RoiAlignCall() {
+    for (Buf* b : {&in_b_, &rois_b_, &out_b_, &gout_b_, &gin_b_})
+      if (b->data()) release(*b);
+  }
+
+  void forward() {
+    if (!work_) return;
+    const int ph = int(p_.PH), pw = int(p_.PW);
+    const bool a = p_.aligned;
+    int status;
+    if (p_.mode == PoolMode::Avg)
+      status = cuda_ ? roi_align_avg_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_)
+                     : roi_align_avg_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
+    else
+      status = cuda_ ? roi_align_max_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_)
+                     : roi_align_max_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
+    check(status, ctx_, "roi_align forward");
+  }
+
+  void backward() {
+    if (!work_ || !has_grad_) return;
+    const bool a = p_.aligned;
+    int status;
+    if (p_.mode == PoolMode::Avg)
+      status = cuda_ ? roi_align_avg_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_)
+                     : roi_align_avg_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
+    else
+      status = cuda_ ? roi_align_max_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_)
+                     : roi_align_max_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
+    check(status, ctx_, "roi_align backward");
+  }
+
+  // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
+  void sync(bool backward) {
+    Buf& b = backward ? gin_b_ : out_b_;
+    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
+      throw std::runtime_error("halide-cuda: roi_align did not finish on the GPU");
+  }
+
+  Result result() {
+    Result r;
+    if (work_) finish(device_, out_b_);
+    r.outputs["output"] = to_double(out_);
+    if (has_grad_) {
+      if (work_) finish(device_, gin_b_);
+      r.grads["input"] = to_double(gin_);
+    }
+    return r;
+  }
+
+ private:
+  RoiAlignParams p_;
+  bool cuda_, work_ = false, has_grad_ = false;
+  HalideDevice device_;
+  double scale_ = 1;
+  int sr_ = 0, grid_ = 1;
+  CallContext ctx_;
+  TensorF input_, rois_, out_, gout_, gin_;
+  Buf in_b_, rois_b_, out_b_, gout_b_, gin_b_;
+};
 
 Result run_roi_align(const Case& c, HalideDevice device) {
-  const RoiAlignParams p = parse_roi_align(c);
-  TensorF input = to_float(c.in("input")), rois = to_float(c.in("rois"));
-  TensorF out(p.output_shape());
-  if (out.numel() > 0 && p.H > 0 && p.W > 0) {
-    auto in_b = view(input), rois_b = view(rois), out_b = view(out);
-    CallContext ctx;
-    const bool cuda = device == HalideDevice::Cuda;
-    const float scale = float(p.spatial_scale);
-    const int sr = int(p.sampling_ratio), grid = max_grid(p, c.in("rois"));
-    const int ph = int(p.PH), pw = int(p.PW);
-    int status;
-    if (p.mode == PoolMode::Avg)
-      status = cuda ? roi_align_avg_fwd_cuda(&ctx, in_b, rois_b, scale, sr, p.aligned, ph, pw, grid, out_b)
-                    : roi_align_avg_fwd_cpu(&ctx, in_b, rois_b, scale, sr, p.aligned, ph, pw, grid, out_b);
+  RoiAlignCall call(c, device);
+  call.forward();
+  call.backward();
+  return call.result();
+}
+
+std::function<void()> prepare_roi_align(const Case& c, HalideDevice device, bool backward) {
+  if (backward && !c.grad_output) return {};
+  auto call = std::make_shared<RoiAlignCall>(c, device);
+  return [call, backward] {
+    if (backward)
+      call->backward();
     else
-      status = cuda ? roi_align_max_fwd_cuda(&ctx, in_b, rois_b, scale, sr, p.aligned, ph, pw, grid, out_b)
-                    : roi_align_max_fwd_cpu(&ctx, in_b, rois_b, scale, sr, p.aligned, ph, pw, grid, out_b);
-    check(status, ctx, "roi_align forward");
-    finish(device, out_b);
-    release(in_b);
-    release(rois_b);
-  }
-  Result r;
-  r.outputs["output"] = to_double(out);
-  return r;
+      call->forward();
+    call->sync(backward);
+  };
 }
 
-std::optional<std::string> unsupported(const Case& c) {
-  if (c.grad_output) return std::string("no Halide backward for roi_align yet");
-  return std::nullopt;
-}
-
-const HalideOpRegistrar registrar({"roi_align", run_roi_align, unsupported});
+const HalideOpRegistrar registrar({"roi_align", run_roi_align, nullptr, prepare_roi_align});
 
 }  // namespace
 

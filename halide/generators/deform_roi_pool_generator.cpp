@@ -1,0 +1,314 @@
+// deform_roi_pool in float32 (SPEC §5, after mmcv's DeformRoIPool): an always-aligned
+// RoIAlign (avg) whose every bin is translated by a learned offset, forward and backward
+// (grad_input; grad_offset, the true derivative). Halide dimension order is the reverse of
+// NCHW: input (x, y, c, n), rois (field, k), offset (pw, ph, j, k) with j = 0 the x (width)
+// shift and j = 1 the y shift (the opposite order of deform_conv2d), output (pw, ph, c, k).
+//
+// The generator parameter has_offset builds the variant without the offset input (and without
+// grad_offset): the plain aligned RoIAlign with no minimum box size.
+//
+// Sample positions and weights depend on the roi and the bin, never on the channel: they are
+// per-roi tables shared by every channel, and the channels are processed in blocks of kLanes
+// as in roi_align (roi_sampling.h). Samples are visited iy-major as in the reference.
+#include "Halide.h"
+#include "roi_sampling.h"
+
+using namespace Halide;
+using namespace oplab_halide;
+
+namespace {
+
+// Per-roi scalars and per-sample tables, realised (see the schedules) so that inner loops
+// load them rather than recompute the double-precision geometry per sample.
+struct DeformGeometry {
+  Var i{"i"}, pw{"pw"}, ph{"ph"}, k{"k"}, f{"f"};
+  // (f, k) -> batch (f = 0), gy (1), gx (2); and (f, k) -> rw (0), rh (1) in double. Plain
+  // Funcs rather than Tuples: Halide 14 fails (StorageFlattening) on Tuple elements in the loop
+  // bounds that RDom::where turns into.
+  Func info{"roi_info"}, extent{"roi_extent"};
+  Func batch{"batch"}, gy{"gy"}, gx{"gx"}, count{"count"}, rw{"rw"}, rh{"rh"};  // their fields (inline)
+  Func yt{"yt"}, xt{"xt"};  // (i, pw, ph, k) -> taps_tuple of sample i of bin (ph, pw)
+
+  // offset: nullptr for the variant without offsets. N: batch size (the batch index is
+  // clamped into it for bounds inference; the glue validated it).
+  void define(const Func& rois, const Func* offset, Expr scale, Expr sampling_ratio, Expr gamma, Expr PH, Expr PW,
+              Expr H, Expr W, Expr N) {
+    // Geometry in double (roi_sampling.h says why); scale and gamma are doubles.
+    // Always aligned (half-pixel shift), no minimum size: boxes may be empty or reversed.
+    auto at = [&](int jj) { return cast<double>(rois(jj, k)) * scale; };
+    Expr sx = at(1) - f64(0.5), sy = at(2) - f64(0.5);
+    Expr w = at(3) - f64(0.5) - sx, h = at(4) - f64(0.5) - sy;
+    extent(f, k) = strict_float(select(f == 0, w, h));
+    info(f, k) = select(f == 0, cast<int>(rois(0, k)), f == 1, roi_grid_size(sampling_ratio, h, PH),
+                        roi_grid_size(sampling_ratio, w, PW));
+    rw(k) = extent(0, k);
+    rh(k) = extent(1, k);
+    batch(k) = clamp(info(0, k), 0, N - 1);
+    gy(k) = info(1, k);
+    gx(k) = info(2, k);
+    count(k) = roi_grid_count(gy(k), gx(k));
+    Expr bin_h = rh(k) / cast<double>(PH), bin_w = rw(k) / cast<double>(PW);
+    // The bin's translation is relative to the box size, scaled by gamma. A NaN/Inf offset
+    // makes the samples non-finite, which the bilinear rule counts as out of range.
+    if (offset) {
+      sx = sx + gamma * rw(k) * cast<double>((*offset)(pw, ph, 0, k));
+      sy = sy + gamma * rh(k) * cast<double>((*offset)(pw, ph, 1, k));
+    }
+    Expr y = roi_sample_at(sy + cast<double>(ph) * bin_h, bin_h, i, gy(k));
+    Expr x = roi_sample_at(sx + cast<double>(pw) * bin_w, bin_w, i, gx(k));
+    yt(i, pw, ph, k) = taps_tuple(roi_axis_taps(y, H));
+    xt(i, pw, ph, k) = taps_tuple(roi_axis_taps(x, W));
+  }
+
+  // On the CPU: the per-roi scalars and the tables for all rois up front (small), shared by
+  // every block of channels.
+  void schedule_cpu() {
+    info.compute_root().bound(f, 0, 3).unroll(f);
+    extent.compute_root().bound(f, 0, 2).unroll(f);
+    yt.compute_root();
+    xt.compute_root();
+  }
+
+  // On the GPU: the per-roi scalars and the tables as small kernels of their own, read by the
+  // main kernels from device memory.
+  void schedule_gpu() {
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    info.compute_root().bound(f, 0, 3).unroll(f).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
+    extent.compute_root().bound(f, 0, 2).unroll(f).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
+    for (Func tab : {yt, xt})
+      tab.compute_root().fuse(i, pw, t).fuse(t, ph, t).fuse(t, k, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+  }
+
+  // Samples of a bin: r.x = ix (inner), r.y = iy. The predicate reads per-roi grid sizes only
+  // (never a Func being updated); Halide turns it into tight loop bounds.
+  RDom grid(Expr kk, Expr max_grid) const {
+    RDom r(0, max_grid, 0, max_grid, "s");
+    r.where(r.x < gx(kk) && r.y < gy(kk));
+    return r;
+  }
+};
+
+class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
+ public:
+  GeneratorParam<bool> has_offset{"has_offset", true};
+  Input<Buffer<float>> input{"input", 4};
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<double> spatial_scale{"spatial_scale"};
+  Input<int> sampling_ratio{"sampling_ratio"};
+  Input<double> gamma{"gamma"};
+  Input<int> pooled_h{"pooled_h"}, pooled_w{"pooled_w"};
+  Input<int> max_grid{"max_grid"};  // the largest gy, gx of any roi (the glue computes it)
+  Output<Buffer<float>> output{"output", 4};
+  Input<Buffer<float>>* offset = nullptr;  // [K, 2, PH, PW]; with has_offset only
+
+  void configure() {
+    if (has_offset) offset = add_input<Buffer<float>>("offset", 4);
+  }
+
+  DeformGeometry g;
+  Var c{"c"}, cl{"cl"}, cb{"cb"};
+  Func acc{"acc"}, blk;
+  RDom r;
+
+  void generate() {
+    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
+    Func off;
+    if (offset) off = *offset;
+    g.define(rois, offset ? &off : nullptr, spatial_scale, sampling_ratio, gamma, pooled_h, pooled_w, H, W, N);
+    Var pw = g.pw, ph = g.ph, k = g.k;
+    blk = channel_blocked(input, C, "blk");
+
+    r = g.grid(k, max_grid);
+    AxisTaps ty = taps_of(g.yt(r.y, pw, ph, k)), tx = taps_of(g.xt(r.x, pw, ph, k));
+    Expr v = roi_bilinear_value(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
+    acc(cl, pw, ph, cb, k) = 0.0f;
+    acc(cl, pw, ph, cb, k) += select(ty.valid && tx.valid, v, 0.0f);
+    output(pw, ph, c, k) = acc(c % kLanes, pw, ph, c / kLanes, k) / g.count(k);
+  }
+
+  void schedule() {
+    Var pw = g.pw, ph = g.ph, k = g.k;
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
+    if (offset) promise_zero_mins(*offset);
+    if (get_target().has_gpu_feature()) {
+      Var t{"t"}, tb{"tb"}, ti{"ti"};
+      output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+      acc.compute_at(output, ti);
+      g.schedule_gpu();
+    } else {
+      // As roi_align's forward: a task owns a block of channels and runs every roi over it,
+      // the 16 lanes of a sample being dense vector loads from the block's copy.
+      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb);
+      g.schedule_cpu();
+      schedule_blocked_copy(blk, LoopLevel(output, cb), input.dim(0).extent());
+      acc.compute_at(output, k).vectorize(cl);
+      acc.update().reorder(cl, r.x, r.y, pw, ph).vectorize(cl);
+    }
+  }
+};
+
+// grad_input: every in-range sample scatters gout * w / count to its four corners (as
+// roi_align avg: on the CPU into the gradient in channel blocks, race-free, then transposed;
+// on the GPU straight into grad_input with atomic adds). grad_offset (has_offset):
+// d output / d offset, the true derivative of the bilinear rule with the right-sided
+// convention of reference/roi_bilinear.h, summed over channels: gamma * rw * mean over samples
+// of dv/dx for channel 0, gamma * rh * dv/dy for 1 (a pure reduction, no scatter).
+class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
+ public:
+  GeneratorParam<bool> has_offset{"has_offset", true};
+  // The feature map: its shape always, its values only for grad_offset (a buffer a GPU kernel
+  // never reads is never copied to the device).
+  Input<Buffer<float>> input{"input", 4};
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<Buffer<float>> grad_output{"grad_output", 4};
+  Input<double> spatial_scale{"spatial_scale"};
+  Input<int> sampling_ratio{"sampling_ratio"};
+  Input<double> gamma{"gamma"};
+  Input<int> max_grid{"max_grid"};
+  Output<Buffer<float>> grad_input{"grad_input", 4};
+  // has_offset only: the offsets and their gradient.
+  Input<Buffer<float>>* offset = nullptr;
+  Output<Buffer<float>>* grad_offset = nullptr;
+
+  void configure() {
+    if (has_offset) {
+      offset = add_input<Buffer<float>>("offset", 4);
+      grad_offset = add_output<Buffer<float>>("grad_offset", 4);
+    }
+  }
+
+  DeformGeometry g;
+  Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, j{"j"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
+  Func target{"target"}, gblk{"gblk"}, goutb{"goutb"}, dpart{"dpart"}, dsum{"dsum"}, blk;
+  RDom r, rd, rl, rc;
+  bool cpu = true;
+
+  void generate() {
+    cpu = !get_target().has_gpu_feature();
+    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
+    Expr PW = grad_output.dim(0).extent(), PH = grad_output.dim(1).extent(), K = grad_output.dim(3).extent();
+    Func off;
+    if (offset) off = *offset;
+    g.define(rois, offset ? &off : nullptr, spatial_scale, sampling_ratio, gamma, PH, PW, H, W, N);
+    Var pw = g.pw, ph = g.ph, k = g.k;
+    // gout of lane cl of block cb (lanes past the last channel read the last channel).
+    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, min(cb * kLanes + cl, C - 1), k);
+
+    // The scatter goes through `target`, each corner's pixel (x, y, image), weight / count and
+    // whether the sample is in range: on the GPU the update's store index and its implicit
+    // load index are then the same loads of a Func realised right there, which Halide 14 needs
+    // to emit a native atomic add (otherwise it falls back to a CAS loop).
+    {
+      AxisTaps ty = taps_of(g.yt(iy, pw, ph, k)), tx = taps_of(g.xt(ix, pw, ph, k));
+      Corner cn = roi_corner(ty, tx, q);
+      target(q, ix, iy, pw, ph, k) = Tuple(cn.x, cn.y, g.batch(k), cn.w / g.count(k), ty.valid && tx.valid);
+    }
+    // r: corner q (innermost), sample ix, iy, bin pw, ph, roi k.
+    r = RDom({{0, 4}, {0, max_grid}, {0, max_grid}, {0, PW}, {0, PH}, {0, K}}, "r");
+    r.where(r[1] < g.gx(r[5]) && r[2] < g.gy(r[5]));
+    Tuple t = target(r[0], r[1], r[2], r[3], r[4], r[5]);
+    // gout * (w / count); an out-of-range sample adds exactly 0 (even for a NaN gout).
+    if (cpu) {
+      gblk(cl, x, y, cb, n) = 0.0f;
+      gblk(cl, t[0], t[1], cb, t[2]) += select(t[4], goutb(cl, r[3], r[4], cb, r[5]) * t[3], 0.0f);
+      grad_input(x, y, c, n) = gblk(c % kLanes, x, y, c / kLanes, n);
+    } else {
+      grad_input(x, y, c, n) = 0.0f;
+      grad_input(t[0], t[1], c, t[2]) += select(t[4], grad_output(r[3], r[4], c, r[5]) * t[3], 0.0f);
+    }
+
+    if (grad_offset) {
+      // Per block of channels: the sum over its channels and the bin's samples of
+      // gout * (dv/dx, dv/dy). Out of range, and where the rule is flat in a coordinate
+      // ([-1, 0), the last row/column and beyond), that coordinate's derivative is 0 (the
+      // slope flags); all four corners are read otherwise, so NaN/Inf in the feature map
+      // propagate as in the reference. Lanes past the last channel add nothing.
+      blk = channel_blocked(input, C, "blk");
+      rd = g.grid(k, max_grid);
+      AxisTaps sy = taps_of(g.yt(rd.y, pw, ph, k)), sx = taps_of(g.xt(rd.x, pw, ph, k));
+      auto at = [&](Expr xx, Expr yy) { return blk(cl, xx, yy, cb, g.batch(k)); };
+      Expr v00 = at(sx.i0, sy.i0), v01 = at(sx.i1, sy.i0), v10 = at(sx.i0, sy.i1), v11 = at(sx.i1, sy.i1);
+      Expr dy = select(sx.valid && sy.slope, sx.w0 * (v10 - v00) + sx.w1 * (v11 - v01), 0.0f);
+      Expr dx = select(sy.valid && sx.slope, sy.w0 * (v01 - v00) + sy.w1 * (v11 - v10), 0.0f);
+      Expr lane = cb * kLanes + cl < C;
+      Expr go = grad_output(pw, ph, min(cb * kLanes + cl, C - 1), k);
+      dpart(cl, pw, ph, cb, k) = Tuple(0.0f, 0.0f);
+      dpart(cl, pw, ph, cb, k) = Tuple(dpart(cl, pw, ph, cb, k)[0] + select(lane, go * dx, 0.0f),
+                                       dpart(cl, pw, ph, cb, k)[1] + select(lane, go * dy, 0.0f));
+      // Over the lanes of a block, then over the blocks.
+      rl = RDom(0, kLanes, "rl");
+      dsum(pw, ph, cb, k) = Tuple(0.0f, 0.0f);
+      dsum(pw, ph, cb, k) = Tuple(dsum(pw, ph, cb, k)[0] + dpart(rl, pw, ph, cb, k)[0],
+                                  dsum(pw, ph, cb, k)[1] + dpart(rl, pw, ph, cb, k)[1]);
+      rc = RDom(0, (C + kLanes - 1) / kLanes, "rc");
+      Expr sum_x = sum(dsum(pw, ph, rc, k)[0]), sum_y = sum(dsum(pw, ph, rc, k)[1]);
+      // The per-roi factor gamma * extent is formed in double, then applied in float.
+      Expr fx = cast<float>(gamma * g.rw(k)), fy = cast<float>(gamma * g.rh(k));
+      (*grad_offset)(pw, ph, j, k) = select(j == 0, fx * sum_x, fy * sum_y) / g.count(k);
+    }
+  }
+
+  void schedule() {
+    Var pw = g.pw, ph = g.ph, k = g.k;
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
+    if (offset) promise_zero_mins(*offset), promise_zero_mins(*grad_offset);
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    if (!cpu) {
+      grad_input.fuse(x, y, t).fuse(t, c, t).fuse(t, n, t).gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
+      // One thread per bin (a 2-D block of pw x ph), one block per (channel, roi); bins of
+      // overlapping rois (and neighbouring bins) hit the same pixels, so the adds are atomic.
+      // The bin RVars are not fused: Halide 14 then indexes the atomic store and its implicit
+      // load through different let variables and falls back to a CAS loop.
+      grad_input.update()
+          .atomic()
+          .reorder(r[0], r[1], r[2], r[3], r[4], c, r[5])
+          .unroll(r[0])
+          .gpu_threads(r[3], r[4])
+          .gpu_blocks(c, r[5]);
+      // Each corner's target is realised where it is scattered (registers).
+      target.compute_at(grad_input, r[1]).unroll(q);
+      g.schedule_gpu();
+      if (grad_offset) {
+        // One thread per (bin, roi), summing over every channel and sample.
+        Func go = *grad_offset;
+        go.bound(j, 0, 2).reorder(j, pw, ph, k).unroll(j).fuse(pw, ph, t).fuse(t, k, t).gpu_tile(t, tb, ti, 64, TailStrategy::GuardWithIf);
+        dsum.compute_at(go, ti);
+        dpart.compute_at(dsum, cb);
+      }
+      return;
+    }
+    // CPU: a task owns a block of channels (cb) and scans every roi into its block of the
+    // gradient, then transposes the block into grad_input (16 x 16 tiles in registers; narrow
+    // or few-channel tensors take a plain loop).
+    Expr W = input.dim(0).extent(), C = input.dim(2).extent();
+    Var xo{"xo"}, xi{"xi"};
+    grad_input.specialize(W >= kLanes && C >= kLanes)
+        .split(c, cb, cl, kLanes, TailStrategy::ShiftInwards)
+        .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
+        .reorder(xi, cl, xo, y, n, cb)
+        .vectorize(xi)
+        .vectorize(cl)
+        .parallel(cb);
+    grad_input.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, x, y, n, cb).parallel(cb);
+    g.schedule_cpu();
+    gblk.compute_at(grad_input, cb).vectorize(cl);
+    gblk.update().reorder(cl, r[0]).vectorize(cl).unroll(r[0]);
+    goutb.compute_at(gblk, r[5]).vectorize(cl);
+    if (grad_offset) {
+      // The block sums of every roi, a task per block (each with its copy of the block), then
+      // a pure sum over the blocks per (bin, roi).
+      dsum.compute_root().reorder(pw, ph, k, cb).parallel(cb);
+      dsum.update().reorder(rl, pw, ph, k, cb).parallel(cb);
+      schedule_blocked_copy(blk, LoopLevel(dsum, cb), W);
+      dpart.compute_at(dsum, k).vectorize(cl);
+      dpart.update().reorder(cl, rd.x, rd.y, pw, ph).vectorize(cl);
+      Func go = *grad_offset;
+      go.bound(j, 0, 2).reorder(j, pw, ph, k).unroll(j).parallel(k);
+    }
+  }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(DeformRoiPoolForward, deform_roi_pool_forward)
+HALIDE_REGISTER_GENERATOR(DeformRoiPoolBackward, deform_roi_pool_backward)

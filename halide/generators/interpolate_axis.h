@@ -1,0 +1,403 @@
+#pragma once
+// One spatial axis of interpolate (SPEC §6) as Halide Funcs: the forward taps of every output
+// position, the inverse taps of every input position, and the passes that apply them.
+//
+// Every mode is separable: along one axis, output position d reads source indices idx(d, k)
+// with weights w(d, k), k < taps. The forward applies an axis as a gather through these taps;
+// the backward applies its exact transpose as a gather too, through the inverse taps: the
+// output positions that read source s form one contiguous range [lo(s), hi(s)], because the
+// first and last tap of d never decrease as d grows (true of every mode, clamping included).
+// A gather needs no atomics on the GPU and no per-plane locking on the CPU.
+//
+// Tap tables depend on one axis only and are tiny; they are computed once per call and shared
+// by every plane. Their coordinates are computed in double (nearest: float32, as PyTorch
+// does) with strict_float, in the very operations of reference/interpolate.cpp, so the float32
+// kernels take the same discrete decisions (floors, clamps) as the double reference.
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "Halide.h"
+#include "interpolate_paths.h"
+
+namespace oplab_halide {
+
+enum class InterpKind { Nearest, Linear, Cubic, Area };
+
+// Fixed tap count of a kind; area's is a runtime value (the longest bin).
+inline int interp_fixed_taps(InterpKind k) {
+  switch (k) {
+    case InterpKind::Nearest: return 1;
+    case InterpKind::Linear: return 2;
+    case InterpKind::Cubic: return 4;
+    case InterpKind::Area: return 0;
+  }
+  return 0;
+}
+
+// The 4-D view every kernel works in: (x, y, z, p) = (W, H, D, N*C); 1-D and 2-D inputs have
+// unit y/z axes that no pass touches.
+struct InterpVars {
+  Halide::Var x{"x"}, y{"y"}, z{"z"}, p{"p"};
+  std::vector<Halide::Var> all() const { return {x, y, z, p}; }
+  Halide::Var axis(int a) const { return all()[size_t(a)]; }
+};
+
+// Arguments (x, y, z, p) with the one on axis `a` replaced by `e`.
+inline std::vector<Halide::Expr> with_axis(const InterpVars& v, int a, Halide::Expr e) {
+  std::vector<Halide::Expr> args{v.x, v.y, v.z, v.p};
+  args[size_t(a)] = std::move(e);
+  return args;
+}
+
+// Every float operation of the tap tables on its own strict_float: Halide's CSE lifts common
+// subexpressions out of an enclosing strict_float, so wrapping only the result would leave
+// the lifted parts open to FMA contraction and reassociation (and to a floor that differs
+// from the reference's by one).
+inline Halide::Expr strict(Halide::Expr e) { return Halide::strict_float(std::move(e)); }
+
+// Cubic convolution kernel, A = -0.75 (SPEC §6), in double, in the reference's order of
+// operations: ((A+2)t - (A+3)) t t + 1 for t <= 1; ((A t - 5A) t + 8A) t - 4A for t < 2.
+inline Halide::Expr cubic_kernel(Halide::Expr d) {
+  using namespace Halide;
+  const double A = -0.75;
+  auto c = [](double v) { return Expr(v); };  // Halide has no double operators: Float(64) constants
+  Expr t = abs(d);
+  Expr near = strict(strict(strict(strict(strict(c(A + 2.0) * t) - c(A + 3.0)) * t) * t) + c(1.0));
+  Expr far = strict(strict(strict(strict(strict(strict(c(A) * t) - c(5.0 * A)) * t) + c(8.0 * A)) * t) - c(4.0 * A));
+  return select(t <= c(1.0), near, t < c(2.0), far, c(0.0));
+}
+
+// One pass of a separable kernel: g is the pass along `axis`; acc, when defined, is the
+// running sum it reads (computed per vector of g, so it lives in registers).
+struct InterpPass {
+  Halide::Func g, acc;
+  int axis = 0;
+};
+
+// A closed form of one axis' taps, valid when the glue's `x_path` names it: the source index
+// of tap k of d, and the last output that reads source s. Closed forms are affine in d (up
+// to a division), so a vector of outputs reads a dense or strided run of inputs (loads and
+// shuffles) instead of a gather. `mark` wraps the border clamps in likely(), which splits
+// the loop into a steady state without clamps and short edges.
+struct InterpClosedForm {
+  int path;
+  std::function<Halide::Expr(Halide::Expr d, Halide::Expr k, bool mark)> source;
+  std::function<Halide::Expr(Halide::Expr s, bool mark)> hi;
+};
+
+class InterpAxisTaps {
+ public:
+  // Forward taps of one axis. `scale`: the kernel scale of SPEC §6 (linear, cubic: double;
+  // nearest: the float32 scale, passed widened); `align`: align_corners; `exact`: nearest-exact;
+  // `area_taps`: the longest area bin (area only). in/out: the axis' sizes.
+  // `path`: when defined, the run-time choice among this axis' closed forms (interpolate_paths.h).
+  InterpAxisTaps(const std::string& name, InterpKind kind, Halide::Expr in, Halide::Expr out, Halide::Expr scale,
+                 Halide::Expr align, Halide::Expr exact, Halide::Expr area_taps, Halide::Expr path = Halide::Expr())
+      : name_(name), kind_(kind), in_(in), out_(out), path_(path) {
+    using namespace Halide;
+    idx = Func(name + "_idx");
+    w = Func(name + "_w");
+    len = Func(name + "_len");
+    taps = kind == InterpKind::Area ? area_taps : Expr(interp_fixed_taps(kind));
+    Expr last = in - 1;
+    // The coordinate of linear and cubic modes (SPEC §6), the reference's operations in double.
+    Expr dd = cast<double>(d_);
+    Expr src = select(align, strict(scale * dd), strict(strict(scale * strict(dd + Expr(0.5))) - Expr(0.5)));
+    switch (kind) {
+      case InterpKind::Nearest: {
+        // float32 scale and product, as PyTorch and the reference: floor(float(d) * scale) or
+        // floor((d + 0.5f) * scale); d + 0.5 is exact in float below 2^23.
+        Expr fs = cast<float>(scale);
+        Expr pos = strict(strict(cast<float>(d_) + select(exact, 0.5f, 0.0f)) * fs);
+        // Clamp in double: a float near 2^31 would overflow the int cast (positions past `out`
+        // are computed for vector tails).
+        idx(d_, k_) = cast<int>(min(cast<double>(floor(pos)), cast<double>(last)));
+        w(d_, k_) = 1.0f;
+        break;
+      }
+      case InterpKind::Linear: {
+        // Negative source clamps to 0; i0 = min(floor(src), in-1), i1 = i0 + (i0 < in-1),
+        // lambda = clamp(src - i0, 0, 1). At the last index both taps are in-1.
+        Expr s = max(src, Expr(0.0));
+        Expr i0 = cast<int>(min(floor(s), cast<double>(last)));
+        Expr i1 = i0 + select(i0 < last, 1, 0);
+        Expr lambda = clamp(strict(s - cast<double>(i0)), Expr(0.0), Expr(1.0));
+        idx(d_, k_) = select(k_ == 0, i0, i1);
+        w(d_, k_) = cast<float>(select(k_ == 0, strict(Expr(1.0) - lambda), lambda));
+        break;
+      }
+      case InterpKind::Cubic: {
+        // src not clamped; i = floor(src), t = src - i; taps i-1..i+2 clamped into [0, in-1]
+        // with weights W(t+1), W(t), W(1-t), W(2-t).
+        Expr fi = floor(src);
+        Expr t = strict(src - fi);
+        // fi is within a few units of [-1, in] for d < out; clamp before the cast for tails.
+        Expr i = cast<int>(clamp(fi, Expr(-2.0), cast<double>(in) + Expr(2.0)));
+        Expr wk = select(k_ == 0, cubic_kernel(strict(t + Expr(1.0))), k_ == 1, cubic_kernel(t), k_ == 2,
+                         cubic_kernel(strict(Expr(1.0) - t)), cubic_kernel(strict(Expr(2.0) - t)));
+        idx(d_, k_) = clamp(i - 1 + k_, 0, last);
+        w(d_, k_) = cast<float>(wk);
+        break;
+      }
+      case InterpKind::Area: {
+        // Adaptive average: bin [floor(d*in/out), ceil((d+1)*in/out)) in exact 64-bit integers
+        // (d*in overflows int32 on long axes).
+        Expr d64 = cast<int64_t>(d_), in64 = cast<int64_t>(in), out64 = cast<int64_t>(out);
+        Expr start = (d64 * in64) / out64;
+        Expr end = ((d64 + 1) * in64 + out64 - 1) / out64;
+        Expr n = cast<int>(end - start);
+        area_first_ = cast<int>(clamp(start, Expr(int64_t(0)), cast<int64_t>(last)));
+        area_last_ = cast<int>(clamp(end - 1, Expr(int64_t(0)), cast<int64_t>(last)));
+        // The glue passes the longest bin; a shorter bound would silently drop inputs.
+        len(d_) = require(d_ >= out || n <= area_taps, n, name + ": area bin of", n, "inputs exceeds area_taps =",
+                          area_taps);
+        idx(d_, k_) = cast<int>(clamp(start + cast<int64_t>(min(k_, n - 1)), Expr(int64_t(0)), cast<int64_t>(last)));
+        w(d_, k_) = cast<float>(strict(Expr(1.0) / cast<double>(n)));
+        break;
+      }
+    }
+    if (path_.defined()) define_closed_forms();
+    if (!closed_.empty()) {
+      // The closed form the glue chose must be the table, index for index.
+      Func table(name + "_idx_table");
+      table(d_, k_) = idx(d_, k_);
+      checked_table_ = table;
+      Expr t = table(d_, k_), ok = Expr(true);
+      for (const auto& cf : closed_) ok = select(path_ == cf.path, t == cf.source(d_, k_, false), ok);
+      idx = Func(name + "_idx_checked");
+      idx(d_, k_) = require(d_ >= out || ok, t, name + ": x_path =", path_, "does not fit the taps at", d_);
+    }
+  }
+
+  // The closed forms of this axis' kind (interpolate_paths.h); each is checked by the tables.
+  void define_closed_forms() {
+    using namespace Halide;
+    using namespace oplab_interp;
+    Expr last = in_ - 1, out_last = out_ - 1;
+    auto L = [](Expr e, bool mark) { return mark ? likely(e) : e; };
+    switch (kind_) {
+      case InterpKind::Nearest:
+        // floor(d * 0.5f) = d / 2; the readers of s are 2s and 2s + 1.
+        closed_.push_back({kXUpsample2, [=](Expr d, Expr, bool m) { return min(L(d / 2, m), last); },
+                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }});
+        break;
+      case InterpKind::Linear:
+        // src = d/2 - 1/4: i0 = floor((d-1)/2) (0 at d = 0, where src clamps to 0), i1 = i0 + 1
+        // (in - 1 at the end); the last reader of s is 2s + 2.
+        closed_.push_back({kXUpsample2,
+                           [=](Expr d, Expr k, bool m) {
+                             Expr i0 = max(L((d - 1) / 2, m), 0);
+                             return select(k == 0, i0, min(L(i0 + 1, m), last));
+                           },
+                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }});
+        break;
+      case InterpKind::Cubic:
+        // i = floor((d-1)/2), taps i-1..i+2 clamped; the last reader of s is 2s + 4.
+        closed_.push_back({kXUpsample2, [=](Expr d, Expr k, bool m) { return clamp(L((d - 1) / 2 - 1 + k, m), 0, last); },
+                           [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }});
+        break;
+      case InterpKind::Area:
+        // Bins [r d, r d + r): strided loads; s is read by s / r alone.
+        for (auto [path, r] : {std::pair<int, int>{kXPool2, 2}, {kXPool4, 4}})
+          closed_.push_back({path, [=](Expr d, Expr k, bool) { return d * r + k; },
+                             [=](Expr s, bool) { return s / r; }});
+        break;
+    }
+  }
+
+  // The run-time paths this axis can take besides the tables (the kernel specialises on each).
+  std::vector<int> closed_paths() const {
+    std::vector<int> p;
+    for (const auto& cf : closed_) p.push_back(cf.path);
+    return p;
+  }
+  const Halide::Expr& path() const { return path_; }
+
+  InterpKind kind() const { return kind_; }
+  const Halide::Expr& in() const { return in_; }
+  const Halide::Expr& out() const { return out_; }
+
+  // Source index of tap k of d, promised inside [0, in-1] (every table entry is clamped), so
+  // bounds inference reads only the axis and no run-time clamp is spent per element.
+  Halide::Expr source(Halide::Expr d, Halide::Expr k) const {
+    Halide::Expr t = Halide::unsafe_promise_clamped(idx(d, k), 0, in_ - 1);
+    for (const auto& cf : closed_) t = Halide::select(path_ == cf.path, cf.source(d, k, true), t);
+    return t;
+  }
+
+  // Inverse taps for the backward. `reach`: the most output positions that read one source
+  // (the glue computes it; the kernel checks it). Defines, for source s and j < reach:
+  //   inv_d(s, j)    : the output position hi(s) - j (clamped into [0, out-1]);
+  //   inv_p(s, j, k) : whether that position reads s at all (>= lo(s)) and its tap k does;
+  //   inv_w(s, j, k) : the weight of that tap.
+  // Area taps cover their bin exactly once, so area needs only k = 0 with weight 1/len.
+  void define_inverse(Halide::Expr reach) {
+    using namespace Halide;
+    Func first(name_ + "_first"), lastf(name_ + "_last");
+    Func hist_first(name_ + "_hist_first"), hist_last(name_ + "_hist_last");
+    Func cum_first(name_ + "_cum_first"), cum_last(name_ + "_cum_last");
+    Var v("v");
+    if (kind_ == InterpKind::Area) {
+      first(d_) = area_first_;
+      lastf(d_) = area_last_;
+    } else {
+      first(d_) = idx(d_, 0);
+      lastf(d_) = idx(d_, taps - 1);
+    }
+    // Counting sort of the first and last taps, then prefix sums:
+    //   lo(s) = #{d : last(d) < s},  hi(s) = #{d : first(d) <= s} - 1.
+    RDom rd(0, out_, name_ + "_rd");
+    hist_first(v) = 0;
+    hist_first(clamp(first(rd), 0, in_ - 1)) += 1;
+    hist_last(v) = 0;
+    hist_last(clamp(lastf(rd), 0, in_ - 1)) += 1;
+    RDom rs(1, max(in_ - 1, 0), name_ + "_rs");
+    cum_first(v) = hist_first(v);
+    cum_first(rs) = cum_first(rs - 1) + hist_first(rs);
+    cum_last(v) = hist_last(v);
+    cum_last(rs) = cum_last(rs - 1) + hist_last(rs);
+    lo = Func(name_ + "_lo");
+    hi = Func(name_ + "_hi");
+    lo(v) = select(v == 0, 0, cum_last(max(v - 1, 0)));
+    // Positions past the axis (vector tails) read nothing.
+    Expr h = select(v < in_, cum_first(min(v, in_ - 1)) - 1, -1);
+    if (!closed_.empty()) {
+      Expr ok = Expr(true);
+      for (const auto& cf : closed_) ok = select(path_ == cf.path, h == cf.hi(v, false), ok);
+      h = require(v >= in_ || ok, h, name_ + ": x_path =", path_, "does not fit the readers of", v);
+    }
+    hi(v) = require(h - lo(v) + 1 <= reach, h, name_ + ": an input is read by", h - lo(v) + 1,
+                    "outputs, more than reach =", reach);
+
+    // Entry j is the output hi(s) - j: walking down from the last reader keeps the closed
+    // form of the 2x path exact (its first readers are irregular at the left border, where
+    // a clamped source gives zero-weight taps; its last ones are not).
+    inv_d = Func(name_ + "_inv_d");
+    inv_p = Func(name_ + "_inv_p");
+    inv_w = Func(name_ + "_inv_w");
+    Var j("j");
+    Expr d = hi(v) - j;
+    Expr dc = clamp(d, 0, out_ - 1);
+    inv_d(v, j) = dc;
+    if (kind_ == InterpKind::Area) {
+      inv_p(v, j, k_) = d >= lo(v);
+      inv_w(v, j, k_) = w(dc, 0);
+    } else {
+      inv_p(v, j, k_) = d >= lo(v) && idx(dc, k_) == v;
+      inv_w(v, j, k_) = w(dc, k_);
+    }
+    tables_ = {first, lastf, hist_first, hist_last, cum_first, cum_last, lo, hi};
+  }
+
+  // The value f reads through tap `t` (a pure Var) at index `index`, as an inlined Func of
+  // its own: kept out of the strict_float of the arithmetic, so the index expression (and
+  // the x_path condition in it) stays the very Expr the schedule specialises on.
+  static Halide::Func tap_read(const std::string& name, Halide::Func f, const InterpVars& v, int a, Halide::Var t,
+                               Halide::Expr index) {
+    Halide::Func r(name);
+    r(v.x, v.y, v.z, v.p, t) = f(with_axis(v, a, index));
+    return r;
+  }
+
+  // Forward along axis a: g(.., d, ..) = sum_k w(d, k) f(.., idx(d, k), ..). Nearest is not a
+  // pass (its kernel gathers all axes at once). Area sums its bin, whose length is a run-time
+  // value, in an accumulator (the pass' `acc`), and divides by the length; taps past the bin
+  // are skipped by select, never multiplied (no 0 * inf).
+  InterpPass forward_pass(const std::string& name, Halide::Func f, const InterpVars& v, int a) const {
+    using namespace Halide;
+    InterpPass pass{Func(name), Func(), a};
+    Var d = v.axis(a), t("t");
+    Func read = tap_read(name + "_read", f, v, a, t, source(d, t));
+    if (kind_ == InterpKind::Area) {
+      pass.acc = Func(name + "_acc");
+      RDom r(0, taps, name + "_r");
+      pass.acc(v.x, v.y, v.z, v.p) = 0.0f;
+      Expr acc = pass.acc(v.x, v.y, v.z, v.p);
+      pass.acc(v.x, v.y, v.z, v.p) = strict(acc + select(r < len(d), read(v.x, v.y, v.z, v.p, r), 0.0f));
+      pass.g(v.x, v.y, v.z, v.p) = strict(acc / cast<float>(len(d)));
+      return pass;
+    }
+    Expr sum;
+    for (int k = 0; k < interp_fixed_taps(kind_); ++k) {
+      Expr term = w(d, k) * read(v.x, v.y, v.z, v.p, k);
+      sum = k == 0 ? term : sum + term;
+    }
+    pass.g(v.x, v.y, v.z, v.p) = strict(sum);
+    return pass;
+  }
+
+  // Backward along axis a, the transpose of the forward pass: for source s,
+  // g(.., s, ..) = sum over j < reach, and taps k of d = hi(s)-j that read s, of w(d, k) f(.., d, ..).
+  // Every tap is its own product (a zero-weight tap times inf is NaN, as in the reference's
+  // scatter); absent taps are excluded by select, never multiplied.
+  InterpPass backward_pass(const std::string& name, Halide::Func f, const InterpVars& v, int a,
+                           Halide::Expr reach) const {
+    using namespace Halide;
+    InterpPass pass{Func(name), Func(name + "_acc"), a};
+    Var s = v.axis(a), t("t");
+    Expr d = unsafe_promise_clamped(inv_d(s, t), 0, out_ - 1);
+    // On a closed-form path the readers hi(s) - j are affine in s: strided loads, no gather.
+    for (const auto& cf : closed_) d = select(path_ == cf.path, max(likely(cf.hi(s, true) - t), 0), d);
+    Func read = tap_read(name + "_read", f, v, a, t, d);
+    const int ntap = kind_ == InterpKind::Area ? 1 : interp_fixed_taps(kind_);
+    pass.acc(v.x, v.y, v.z, v.p) = 0.0f;
+    Expr acc = pass.acc(v.x, v.y, v.z, v.p);
+    if (a == 0) {
+      // Along x, s varies across vector lanes: every (reader, tap) is visited and the absent
+      // ones are selected away.
+      RDom j(0, reach, name + "_j");
+      Expr sum;
+      for (int k = 0; k < ntap; ++k) {
+        Expr fd = read(v.x, v.y, v.z, v.p, j);
+        Expr term = kind_ == InterpKind::Nearest ? fd : inv_w(s, j, k) * fd;
+        term = select(inv_p(s, j, k), term, 0.0f);
+        sum = k == 0 ? term : sum + term;
+      }
+      pass.acc(v.x, v.y, v.z, v.p) = strict(acc + sum);
+    } else {
+      // Along y or z, s is one row for the whole vector: absent (reader, tap) pairs are
+      // skipped by a branch, so only the taps that exist cost anything. (A gather into the
+      // row it owns, not a scatter: the RDom::where race-check bug of Halide 14 does not apply.)
+      RDom jk(0, reach, 0, ntap, name + "_jk");
+      jk.where(inv_p(s, jk.x, jk.y));
+      Expr fd = read(v.x, v.y, v.z, v.p, jk.x);
+      Expr term = kind_ == InterpKind::Nearest ? fd : inv_w(s, jk.x, jk.y) * fd;
+      pass.acc(v.x, v.y, v.z, v.p) = strict(acc + term);
+    }
+    pass.g(v.x, v.y, v.z, v.p) = acc;
+    return pass;
+  }
+
+  // Every table, for compute_root.
+  std::vector<Halide::Func> forward_tables() const {
+    std::vector<Halide::Func> t{idx, w};
+    if (kind_ == InterpKind::Area) t.push_back(len);
+    if (!closed_.empty()) t.push_back(checked_table_);
+    return t;
+  }
+  std::vector<Halide::Func> inverse_tables() const {
+    std::vector<Halide::Func> t = tables_;
+    t.insert(t.end(), {inv_d, inv_p, inv_w});
+    return t;
+  }
+
+  Halide::Func idx, w, len;           // forward taps (d, k); area bin length (d)
+  Halide::Func lo, hi;                // inverse range (s)
+  Halide::Func inv_d, inv_p, inv_w;   // inverse taps (s, j[, k])
+  Halide::Expr taps;                  // tap count (area: run time)
+
+ private:
+  std::string name_;
+  InterpKind kind_;
+  Halide::Expr in_, out_;
+  Halide::Var d_{"d"}, k_{"k"};
+  Halide::Expr area_first_, area_last_;  // area: first and last index of the bin of d_
+  Halide::Expr path_;                    // run-time x_path (undefined: tables only)
+  std::vector<InterpClosedForm> closed_;  // the closed forms offered
+  Halide::Func checked_table_;           // the tap indices before the closed-form check
+  std::vector<Halide::Func> tables_;
+};
+
+}  // namespace oplab_halide

@@ -1,0 +1,174 @@
+// roi_pool in float32 (SPEC §3): forward (max over quantised bins) and backward (gout to the
+// argmax pixel). Halide dimension order is the reverse of NCHW: input (x, y, c, n),
+// rois (field, k), output (pw, ph, c, k).
+//
+// Bin bounds depend on the roi and the bin, never on the channel: they are tables per roi
+// shared by every channel, and the channels are processed in blocks of kLanes as in roi_align. They are computed in float as torchvision's float kernel does
+// (x * s in float, C rounding), so float32 and the double reference may disagree only where a
+// product lands within an ulp of a rounding boundary (a flip the comparison reports).
+#include "Halide.h"
+#include "roi_sampling.h"
+
+using namespace Halide;
+using namespace oplab_halide;
+
+namespace {
+
+// C round (std::round): half away from zero. Halide's round() is half to even, which would
+// send 2.5 to 2; the fractional part v - trunc(v) is exact in float, so the test is exact.
+Expr round_half_away(Expr v) {
+  Expr t = trunc(v);
+  return select(abs(v - t) >= 0.5f, t + select(v < 0.0f, -1.0f, 1.0f), t);
+}
+
+// Bin bounds of one axis for roi k: [lo, hi) = [floor(p * bin) + start, ceil((p+1) * bin) + start)
+// clamped to [0, size], with start = round(a * s), bin = max(round(b * s) - start + 1, 1) / pooled.
+// Clamped in float before the conversion to int, so that a box far outside cannot overflow it.
+struct PoolAxis {
+  Func lo, hi;
+  void define(Var p, Var k, Expr a, Expr b, Expr scale, Expr pooled, Expr size) {
+    Expr start = round_half_away(a * scale), end = round_half_away(b * scale);
+    Expr len = max(end - start + 1.0f, 1.0f);  // inclusive end
+    Expr bin = len / cast<float>(pooled);
+    Expr fsize = cast<float>(size);
+    lo(p, k) = cast<int>(clamp(floor(cast<float>(p) * bin) + start, 0.0f, fsize));
+    hi(p, k) = cast<int>(clamp(ceil(cast<float>(p + 1) * bin) + start, 0.0f, fsize));
+  }
+};
+
+// The max of one bin and channel, scanned row-major (x inner, as the reference):
+// Tuple(value, y * W + x) with index < 0 while no non-NaN pixel has been seen. The first non-NaN pixel
+// wins, replaced only by a strictly greater one, so NaN never wins and ties keep the first.
+// Channels come in blocks of kLanes (roi_sampling.h): best(cl, pw, ph, cb, k), the pixels read
+// from `blk`, the input with a block's channels innermost (one dense vector per pixel on the
+// CPU; inlined index arithmetic on the GPU).
+struct BinMax {
+  Var pw{"pw"}, ph{"ph"}, cl{"cl"}, cb{"cb"}, k{"k"}, p{"p"};
+  PoolAxis ax, ay;
+  Func batch{"batch"}, best{"best"}, blk;
+  RDom r;
+
+  void define(const Func& input, const Func& rois, Expr scale, Expr PH, Expr PW, Expr H, Expr W, Expr N, Expr C) {
+    ax.lo = Func("ws"), ax.hi = Func("we"), ay.lo = Func("hs"), ay.hi = Func("he");
+    ax.define(p, k, rois(1, k), rois(3, k), scale, PW, W);
+    ay.define(p, k, rois(2, k), rois(4, k), scale, PH, H);
+    batch(k) = clamp(cast<int>(rois(0, k)), 0, N - 1);
+    blk = channel_blocked(input, C, "blk");
+    // The whole image, narrowed to the bin by the predicate: Halide turns bounds on an inner
+    // RVar given by outer variables into the loop's own bounds, so only the bin is visited.
+    r = RDom(0, W, 0, H, "r");
+    r.where(r.x >= ax.lo(pw, k) && r.x < ax.hi(pw, k) && r.y >= ay.lo(ph, k) && r.y < ay.hi(ph, k));
+    Expr v = blk(cl, r.x, r.y, cb, batch(k));
+    best(cl, pw, ph, cb, k) = Tuple(0.0f, -1);
+    Tuple b = best(cl, pw, ph, cb, k);
+    Expr take = !is_nan(v) && (b[1] < 0 || v > b[0]);
+    best(cl, pw, ph, cb, k) = Tuple(select(take, v, b[0]), select(take, r.y * W + r.x, b[1]));
+  }
+
+  // Output of channel c: 0 for an empty bin, NaN for a non-empty bin of only NaN, else the max.
+  Expr value(Expr pw_, Expr ph_, Expr c_, Expr k_) const {
+    Expr empty = ax.hi(pw_, k_) <= ax.lo(pw_, k_) || ay.hi(ph_, k_) <= ay.lo(ph_, k_);
+    Tuple b = best(c_ % kLanes, pw_, ph_, c_ / kLanes, k_);
+    return select(empty, 0.0f, select(b[1] < 0, cast<float>(NAN), b[0]));
+  }
+
+  void schedule_bounds_cpu() {
+    for (Func f : {ax.lo, ax.hi, ay.lo, ay.hi}) f.compute_root();
+  }
+};
+
+// Forward: the pooled values and, as torchvision does, the argmax of every bin (flat index
+// y * W + x in its plane, -1 for none), which the backward scatters to.
+class RoiPoolForward : public Generator<RoiPoolForward> {
+ public:
+  Input<Buffer<float>> input{"input", 4};
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<float> spatial_scale{"spatial_scale"};
+  Input<int> pooled_h{"pooled_h"}, pooled_w{"pooled_w"};
+  Output<Buffer<>> output{"output", {Float(32), Int(32)}, 4};  // (value, argmax)
+
+  BinMax m;
+  Var c{"c"};
+
+  void generate() {
+    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
+    m.define(input, rois, spatial_scale, pooled_h, pooled_w, H, W, N, C);
+    Var pw = m.pw, ph = m.ph, k = m.k;
+    output(pw, ph, c, k) = Tuple(m.value(pw, ph, c, k), m.best(c % kLanes, pw, ph, c / kLanes, k)[1]);
+  }
+
+  void schedule() {
+    Var pw = m.pw, ph = m.ph, k = m.k, cl = m.cl, cb = m.cb;
+    promise_zero_mins(input), promise_zero_mins(rois);
+    if (get_target().has_gpu_feature()) {
+      Var t{"t"}, tb{"tb"}, ti{"ti"};
+      output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+      m.best.compute_at(output, ti);
+    } else {
+      // A task owns a block of channels and runs every roi over it: the block's copy is made
+      // once, and a bin's pixel is one dense vector of the block's 16 channels.
+      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb);
+      m.schedule_bounds_cpu();
+      schedule_blocked_copy(m.blk, LoopLevel(output, cb), input.dim(0).extent());
+      m.best.compute_at(output, k).vectorize(cl);
+      m.best.update().reorder(cl, m.r.x, m.r.y, pw, ph).vectorize(cl);
+    }
+  }
+};
+
+// grad_input: each bin's gout goes to the argmax the forward recorded (none for an empty or
+// all-NaN bin), as torchvision's backward does: no search again. The gradient is seen as
+// planes of H * W pixels (the glue's view), so that the flat argmax needs no division.
+class RoiPoolBackward : public Generator<RoiPoolBackward> {
+ public:
+  Input<Buffer<int32_t>> argmax{"argmax", 4};
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<Buffer<float>> grad_output{"grad_output", 4};
+  Output<Buffer<float>> grad_input{"grad_input", 3};  // (y * W + x, c, n)
+
+  Var i{"i"}, c{"c"}, n{"n"}, pw{"pw"}, ph{"ph"}, k{"k"};
+  Func target{"target"};
+  RDom r;
+
+  void generate() {
+    // Defined first: the output's dims (the input's shape) are readable only once it is.
+    grad_input(i, c, n) = 0.0f;
+    Expr HW = grad_input.dim(0).extent(), N = grad_input.dim(2).extent();
+    Expr PW = grad_output.dim(0).extent(), PH = grad_output.dim(1).extent(), K = grad_output.dim(3).extent();
+    // Where each bin's gradient goes: Tuple(pixel, image, value); a bin without an argmax adds
+    // 0 to pixel 0. Realised as a Func where it is scattered so that, on the GPU, the store and
+    // its implicit load index with the very same loaded values: Halide 14 compiles a native
+    // atomic add only when the two index expressions are identical (else a CAS loop).
+    Expr am = argmax(pw, ph, c, k);
+    target(pw, ph, c, k) = Tuple(clamp(am, 0, HW - 1), clamp(cast<int>(rois(0, k)), 0, N - 1),
+                                 select(am >= 0, grad_output(pw, ph, c, k), 0.0f));
+    // r: bin pw (inner), ph, roi k.
+    r = RDom(0, PW, 0, PH, 0, K, "rb");
+    Tuple t = target(r.x, r.y, c, r.z);
+    grad_input(t[0], c, t[1]) += t[2];
+  }
+
+  void schedule() {
+    promise_zero_mins(argmax), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
+    if (get_target().has_gpu_feature()) {
+      Var t{"t"}, tb{"tb"}, ti{"ti"};
+      grad_input.fuse(i, c, t).fuse(t, n, t).gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
+      // One thread per bin (a 2-D block of pw x ph), one block per (channel, roi); overlapping
+      // bins and rois share argmax pixels, so the adds are atomic. The bin RVars are not fused:
+      // Halide 14 then indexes the atomic store and its implicit load through different let
+      // variables and falls back to a CAS loop.
+      grad_input.update().atomic().reorder(r.x, r.y, c, r.z).gpu_threads(r.x, r.y).gpu_blocks(c, r.z);
+      target.compute_at(grad_input, r.x);
+    } else {
+      // Race-free without atomics: a task owns whole channels (planes, which stay in L2) and
+      // scans every roi's bins.
+      grad_input.parallel(c).vectorize(i, 16, TailStrategy::GuardWithIf);
+      grad_input.update().reorder(r.x, r.y, r.z, c).parallel(c);
+    }
+  }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(RoiPoolForward, roi_pool_forward)
+HALIDE_REGISTER_GENERATOR(RoiPoolBackward, roi_pool_backward)

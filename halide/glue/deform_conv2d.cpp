@@ -1,0 +1,196 @@
+// deform_conv2d on the Halide kernels: float32 copies of the tensors, viewed with the channel
+// axes split by group (the layouts at the top of the generator), ones for an absent mask and
+// zeros for an absent bias, and the calls: the forward always, the three backward pipelines
+// when the case has grad_output.
+#include <algorithm>
+#include <memory>
+
+#include "core/params.h"
+#include "deform_conv2d_fwd_cpu.h"
+#include "deform_conv2d_fwd_cuda.h"
+#include "deform_conv2d_grad_input_cpu.h"
+#include "deform_conv2d_grad_input_cuda.h"
+#include "deform_conv2d_grad_offset_mask_cpu.h"
+#include "deform_conv2d_grad_offset_mask_cuda.h"
+#include "deform_conv2d_grad_weight_cpu.h"
+#include "deform_conv2d_grad_weight_cuda.h"
+#include "halide/halide_glue.h"
+#include "halide/ops_glue.h"
+
+namespace oplab::halide_glue {
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+
+// The row-major tensor t as a Halide buffer of the given extents, innermost first: a reshape,
+// so their product is t.numel(). (The validation refuses element counts beyond int32.)
+Buf view_as(TensorF& t, std::initializer_list<int64_t> extents) {
+  std::vector<int> e;
+  for (int64_t x : extents) e.push_back(int(x));
+  return Buf(t.data.data(), e);
+}
+
+// grad_weight sums the (n, oy) rows in `chunks` equal parts, one partial result each: a
+// divisor of the row count, enough parts to keep every thread busy, and a bounded memory
+// cost (one weight-sized partial per part).
+int weight_chunks(int64_t rows, int64_t weight_numel, bool cuda) {
+  int64_t limit = cuda ? 64 : 16;
+  limit = std::max<int64_t>(1, std::min<int64_t>(limit, (int64_t(1) << 24) / std::max<int64_t>(weight_numel, 1)));
+  for (int64_t t = std::min(limit, rows); t > 1; --t)
+    if (rows % t == 0) return int(t);
+  return 1;
+}
+
+// One evaluation: the float32 tensors and their views, built once (the benchmark then times
+// the kernel calls alone).
+class DcnCall {
+ public:
+  DcnCall(const Case& cs, HalideDevice device) : p_(parse_deform_conv2d(cs)), cuda_(device == HalideDevice::Cuda) {
+    const int64_t K = p_.kh * p_.kw;
+    Cg_ = p_.G > 0 ? p_.C / p_.G : 0;
+    Cog_ = p_.G > 0 ? p_.Co / p_.G : 0;
+    device_ = device;
+    input_ = to_float(cs.in("input"));
+    offset_ = to_float(cs.in("offset"));
+    weight_ = to_float(cs.in("weight"));
+    mask_ = p_.has_mask ? to_float(*cs.opt("mask")) : TensorF({p_.N, p_.D * K, p_.Ho, p_.Wo}, 1.0f);
+    bias_ = p_.has_bias ? to_float(*cs.opt("bias")) : TensorF({p_.Co}, 0.0f);
+    out_ = TensorF(p_.output_shape());
+    // The kernels need a pixel to read and an output to write. Without them no sample reads
+    // anything: the output is the bias, and every gradient but the bias's is 0.
+    work_ = p_.N > 0 && p_.C > 0 && p_.Co > 0 && p_.H > 0 && p_.W > 0;
+
+    in_b_ = view(input_);  // first: view() also installs the error handler
+    off_b_ = offset_view(offset_);
+    mask_b_ = mask_view(mask_);
+    w_b_ = weight_view(weight_);
+    bias_b_ = view_as(bias_, {Cog_, p_.G});
+    out_b_ = out_view(out_);
+
+    if (cs.grad_output) {
+      has_grad_ = true;
+      gout_ = to_float(*cs.grad_output);
+      g_in_ = TensorF(input_.shape), g_off_ = TensorF(offset_.shape), g_mask_ = TensorF(mask_.shape);
+      g_w_ = TensorF(weight_.shape), g_b_ = TensorF(bias_.shape);
+      gout_b_ = out_view(gout_);
+      gi_b_ = view(g_in_);
+      goff_b_ = offset_view(g_off_);
+      gm_b_ = mask_view(g_mask_);
+      gw_b_ = weight_view(g_w_);
+      gb_b_ = view_as(g_b_, {Cog_, p_.G});
+      chunks_ = weight_chunks(p_.N * p_.Ho, weight_.numel(), cuda_);
+    }
+  }
+
+  ~DcnCall() {
+    for (Buf* b : {&in_b_, &off_b_, &mask_b_, &w_b_, &bias_b_, &out_b_, &gout_b_, &gi_b_, &goff_b_, &gm_b_, &gw_b_, &gb_b_})
+      release(*b);
+  }
+
+  void forward() {
+    if (!work_) {
+      const int64_t plane = p_.Ho * p_.Wo;
+      for (int64_t n = 0; n < p_.N; ++n)
+        for (int64_t o = 0; o < p_.Co; ++o)
+          std::fill_n(out_.data.begin() + (n * p_.Co + o) * plane, plane, bias_.data[size_t(o)]);
+      return;
+    }
+    auto fwd = cuda_ ? deform_conv2d_fwd_cuda : deform_conv2d_fwd_cpu;
+    check(fwd(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), bias_b_, out_b_), ctx_,
+          "deform_conv2d forward");
+    finish(device_, out_b_);
+  }
+
+  void backward() {
+    if (!work_) {
+      std::fill(g_b_.data.begin(), g_b_.data.end(), 0.0f);
+      const int64_t plane = p_.Ho * p_.Wo;
+      for (int64_t o = 0; o < p_.Co; ++o) {
+        double s = 0;
+        for (int64_t n = 0; n < p_.N; ++n)
+          for (int64_t q = 0; q < plane; ++q) s += gout_.data[size_t((n * p_.Co + o) * plane + q)];
+        g_b_.data[size_t(o)] = float(s);
+      }
+      return;
+    }
+    auto gi = cuda_ ? deform_conv2d_grad_input_cuda : deform_conv2d_grad_input_cpu;
+    check(gi(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, gi_b_), ctx_,
+          "deform_conv2d grad_input");
+    finish(device_, gi_b_);
+
+    auto gom = cuda_ ? deform_conv2d_grad_offset_mask_cuda : deform_conv2d_grad_offset_mask_cpu;
+    check(gom(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, goff_b_, gm_b_), ctx_,
+          "deform_conv2d grad_offset/grad_mask");
+    finish(device_, goff_b_);
+    finish(device_, gm_b_);
+
+    auto gw = cuda_ ? deform_conv2d_grad_weight_cuda : deform_conv2d_grad_weight_cpu;
+    check(gw(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, chunks_, gw_b_, gb_b_),
+          ctx_, "deform_conv2d grad_weight/grad_bias");
+    finish(device_, gw_b_);
+    finish(device_, gb_b_);
+  }
+
+  Result result() const {
+    Result r;
+    r.outputs["output"] = to_double(out_);
+    if (has_grad_) {
+      r.grads["input"] = to_double(g_in_);
+      r.grads["offset"] = to_double(g_off_);
+      r.grads["weight"] = to_double(g_w_);
+      if (p_.has_mask) r.grads["mask"] = to_double(g_mask_);
+      if (p_.has_bias) r.grads["bias"] = to_double(g_b_);
+    }
+    return r;
+  }
+
+  bool has_grad() const { return has_grad_; }
+
+ private:
+  Buf offset_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, 2, p_.kw, p_.kh, p_.D, p_.N}); }
+  Buf mask_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, p_.kw, p_.kh, p_.D, p_.N}); }
+  Buf weight_view(TensorF& t) const { return view_as(t, {p_.kw, p_.kh, Cg_, Cog_, p_.G}); }
+  Buf out_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, Cog_, p_.G, p_.N}); }
+  int sy() const { return int(p_.sh); }
+  int sx() const { return int(p_.sw); }
+  int py() const { return int(p_.ph); }
+  int px() const { return int(p_.pw); }
+  int dy() const { return int(p_.dh); }
+  int dx() const { return int(p_.dw); }
+
+  DeformConvParams p_;
+  bool cuda_ = false, work_ = false, has_grad_ = false;
+  HalideDevice device_ = HalideDevice::Cpu;
+  int64_t Cg_ = 0, Cog_ = 0;
+  int chunks_ = 1;
+  CallContext ctx_;
+  TensorF input_, offset_, weight_, mask_, bias_, out_;
+  TensorF gout_, g_in_, g_off_, g_mask_, g_w_, g_b_;
+  Buf in_b_, off_b_, mask_b_, w_b_, bias_b_, out_b_;
+  Buf gout_b_, gi_b_, goff_b_, gm_b_, gw_b_, gb_b_;
+};
+
+Result run_deform_conv2d(const Case& cs, HalideDevice device) {
+  DcnCall call(cs, device);
+  call.forward();
+  if (call.has_grad()) call.backward();
+  return call.result();
+}
+
+std::optional<std::string> supported_always(const Case&) { return std::nullopt; }
+
+std::function<void()> prepare_deform_conv2d(const Case& cs, HalideDevice device, bool backward) {
+  Case c = cs;
+  if (backward && !c.grad_output) return {};
+  if (!backward) c.grad_output.reset();
+  auto call = std::make_shared<DcnCall>(c, device);
+  if (backward) return [call] { call->backward(); };
+  return [call] { call->forward(); };
+}
+
+const HalideOpRegistrar registrar({"deform_conv2d", run_deform_conv2d, supported_always, prepare_deform_conv2d});
+
+}  // namespace
+
+}  // namespace oplab::halide_glue

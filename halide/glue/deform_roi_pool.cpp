@@ -1,0 +1,139 @@
+// deform_roi_pool on the Halide kernels: float32 copies of the tensors, the largest sampling
+// grid of any roi, and the calls (forward; backward when the case has grad_output). Cases
+// without an offset run the kernels built without it (no offset input, no grad_offset). The
+// benchmark times the same calls on buffers converted once (prepare).
+#include <memory>
+
+#include "core/params.h"
+#include "halide/glue/roi_grid.h"
+#include "halide/halide_glue.h"
+#include "halide/ops_glue.h"
+#include "deform_roi_pool_bwd_cpu.h"
+#include "deform_roi_pool_bwd_cuda.h"
+#include "deform_roi_pool_fwd_cpu.h"
+#include "deform_roi_pool_fwd_cuda.h"
+#include "deform_roi_pool_plain_bwd_cpu.h"
+#include "deform_roi_pool_plain_bwd_cuda.h"
+#include "deform_roi_pool_plain_fwd_cpu.h"
+#include "deform_roi_pool_plain_fwd_cuda.h"
+
+namespace oplab::halide_glue {
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+
+class DeformRoiPoolCall {
+ public:
+  DeformRoiPoolCall(const Case& c, HalideDevice device)
+      : p_(parse_deform_roi_pool(c)),
+        cuda_(device == HalideDevice::Cuda),
+        device_(device),
+        input_(to_float(c.in("input"))),
+        rois_(to_float(c.in("rois"))),
+        out_(p_.output_shape()) {
+    // Nothing to compute: no rois, no channels, or an empty image (every sample out of range,
+    // so every output and gradient is 0, which the zero-filled tensors already are).
+    work_ = out_.numel() > 0 && p_.H > 0 && p_.W > 0;
+    scale_ = p_.spatial_scale, gamma_ = p_.gamma;  // the kernels form coordinates in double
+    sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
+    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, false);
+    in_b_ = view(input_), rois_b_ = view(rois_), out_b_ = view(out_);
+    if (p_.has_offset) offset_ = to_float(c.in("offset")), off_b_ = view(offset_);
+    if (c.grad_output) {
+      has_grad_ = true;
+      gout_ = to_float(*c.grad_output);
+      gin_ = TensorF(input_.shape);
+      gout_b_ = view(gout_), gin_b_ = view(gin_);
+      if (p_.has_offset) goff_ = TensorF(offset_.shape), goff_b_ = view(goff_);
+    }
+  }
+  ~DeformRoiPoolCall() {
+    for (Buf* b : {&in_b_, &rois_b_, &off_b_, &out_b_, &gout_b_, &gin_b_, &goff_b_})
+      if (b->data()) release(*b);
+  }
+
+  void forward() {
+    if (!work_) return;
+    const int ph = int(p_.PH), pw = int(p_.PW);
+    int status;
+    if (p_.has_offset)
+      status = cuda_ ? deform_roi_pool_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, off_b_, out_b_)
+                     : deform_roi_pool_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, off_b_, out_b_);
+    else
+      status = cuda_ ? deform_roi_pool_plain_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, out_b_)
+                     : deform_roi_pool_plain_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, out_b_);
+    check(status, ctx_, "deform_roi_pool forward");
+  }
+
+  void backward() {
+    if (!work_ || !has_grad_) return;
+    int status;
+    if (p_.has_offset)
+      status = cuda_ ? deform_roi_pool_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, off_b_,
+                                                gin_b_, goff_b_)
+                     : deform_roi_pool_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, off_b_,
+                                               gin_b_, goff_b_);
+    else
+      status = cuda_ ? deform_roi_pool_plain_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, gin_b_)
+                     : deform_roi_pool_plain_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, gin_b_);
+    check(status, ctx_, "deform_roi_pool backward");
+  }
+
+  // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
+  void sync(bool backward) {
+    Buf& b = backward ? gin_b_ : out_b_;
+    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
+      throw std::runtime_error("halide-cuda: deform_roi_pool did not finish on the GPU");
+  }
+
+  Result result() {
+    Result r;
+    if (work_) finish(device_, out_b_);
+    r.outputs["output"] = to_double(out_);
+    if (has_grad_) {
+      if (work_) finish(device_, gin_b_);
+      r.grads["input"] = to_double(gin_);
+      if (p_.has_offset) {
+        if (work_) finish(device_, goff_b_);
+        r.grads["offset"] = to_double(goff_);
+      }
+    }
+    return r;
+  }
+
+ private:
+  DeformRoiPoolParams p_;
+  bool cuda_, work_ = false, has_grad_ = false;
+  HalideDevice device_;
+  double scale_ = 1, gamma_ = 0.1;
+  int sr_ = 0, grid_ = 1;
+  CallContext ctx_;
+  TensorF input_, rois_, offset_, out_, gout_, gin_, goff_;
+  Buf in_b_, rois_b_, off_b_, out_b_, gout_b_, gin_b_, goff_b_;
+};
+
+Result run_deform_roi_pool(const Case& c, HalideDevice device) {
+  DeformRoiPoolCall call(c, device);
+  call.forward();
+  call.backward();
+  return call.result();
+}
+
+std::function<void()> prepare_deform_roi_pool(const Case& c, HalideDevice device, bool backward) {
+  if (backward && !c.grad_output) return {};
+  auto call = std::make_shared<DeformRoiPoolCall>(c, device);
+  return [call, backward] {
+    if (backward)
+      call->backward();
+    else
+      call->forward();
+    call->sync(backward);
+  };
+}
+
+const HalideOpRegistrar registrar({"deform_roi_pool", run_deform_roi_pool, nullptr, prepare_deform_roi_pool});
+
+}  // namespace
+
+}  // namespace oplab::halide_glue

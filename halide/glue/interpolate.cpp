@@ -1,0 +1,323 @@
+// interpolate on the Halide kernels (generators/interpolate_generator.cpp): the tensors as
+// 4-D (W, H, D, N*C) float32 buffers, the per-axis kernel scale of SPEC §6 (core/params.h
+// computes it from size / scale_factor / recompute / align_corners), two per-axis bounds the
+// kernels need as loop extents: the longest area bin (forward) and the reach, the most output
+// positions that read one input position (backward), and the x axis' closed-form path
+// (exact 2x upsampling, 2:1 and 4:1 area). The kernels check all of them against their own
+// tap tables and fail rather than compute with a wrong one.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "core/params.h"
+#include "halide/generators/interpolate_paths.h"
+#include "halide/halide_glue.h"
+#include "halide/ops_glue.h"
+#include "interp_area1_bwd_cpu.h"
+#include "interp_area1_bwd_cuda.h"
+#include "interp_area1_fwd_cpu.h"
+#include "interp_area1_fwd_cuda.h"
+#include "interp_area2_bwd_cpu.h"
+#include "interp_area2_bwd_cuda.h"
+#include "interp_area2_fwd_cpu.h"
+#include "interp_area2_fwd_cuda.h"
+#include "interp_area3_bwd_cpu.h"
+#include "interp_area3_bwd_cuda.h"
+#include "interp_area3_fwd_cpu.h"
+#include "interp_area3_fwd_cuda.h"
+#include "interp_cubic2_bwd_cpu.h"
+#include "interp_cubic2_bwd_cuda.h"
+#include "interp_cubic2_fwd_cpu.h"
+#include "interp_cubic2_fwd_cuda.h"
+#include "interp_linear1_bwd_cpu.h"
+#include "interp_linear1_bwd_cuda.h"
+#include "interp_linear1_fwd_cpu.h"
+#include "interp_linear1_fwd_cuda.h"
+#include "interp_linear2_bwd_cpu.h"
+#include "interp_linear2_bwd_cuda.h"
+#include "interp_linear2_fwd_cpu.h"
+#include "interp_linear2_fwd_cuda.h"
+#include "interp_linear3_bwd_cpu.h"
+#include "interp_linear3_bwd_cuda.h"
+#include "interp_linear3_fwd_cpu.h"
+#include "interp_linear3_fwd_cuda.h"
+#include "interp_nearest1_bwd_cpu.h"
+#include "interp_nearest1_bwd_cuda.h"
+#include "interp_nearest1_fwd_cpu.h"
+#include "interp_nearest1_fwd_cuda.h"
+#include "interp_nearest2_bwd_cpu.h"
+#include "interp_nearest2_bwd_cuda.h"
+#include "interp_nearest2_fwd_cpu.h"
+#include "interp_nearest2_fwd_cuda.h"
+#include "interp_nearest3_bwd_cpu.h"
+#include "interp_nearest3_bwd_cuda.h"
+#include "interp_nearest3_fwd_cpu.h"
+#include "interp_nearest3_fwd_cuda.h"
+
+namespace oplab::halide_glue {
+
+namespace {
+
+enum class Kind { Nearest, Linear, Cubic, Area };
+
+Kind kind_of(InterpMode m) {
+  switch (m) {
+    case InterpMode::Nearest:
+    case InterpMode::NearestExact: return Kind::Nearest;
+    case InterpMode::Linear:
+    case InterpMode::Bilinear:
+    case InterpMode::Trilinear: return Kind::Linear;
+    case InterpMode::Bicubic: return Kind::Cubic;
+    case InterpMode::Area: return Kind::Area;
+  }
+  throw std::logic_error("interpolate: unknown mode");
+}
+
+// Every kernel, forward or backward, of every kind and rank has this signature (the generators
+// share their parameter lists across kinds and ranks).
+using ForwardFn = int (*)(const void*, halide_buffer_t*, double, double, double, bool, bool, int, int, int, int, int, int,
+                          int, halide_buffer_t*);
+using BackwardFn = ForwardFn;
+
+struct Kernels {
+  Kind kind;
+  int dims;
+  ForwardFn fwd_cpu, fwd_cuda;
+  BackwardFn bwd_cpu, bwd_cuda;
+};
+
+const Kernels kKernels[] = {
+    {Kind::Nearest, 1, interp_nearest1_fwd_cpu, interp_nearest1_fwd_cuda, interp_nearest1_bwd_cpu, interp_nearest1_bwd_cuda},
+    {Kind::Nearest, 2, interp_nearest2_fwd_cpu, interp_nearest2_fwd_cuda, interp_nearest2_bwd_cpu, interp_nearest2_bwd_cuda},
+    {Kind::Nearest, 3, interp_nearest3_fwd_cpu, interp_nearest3_fwd_cuda, interp_nearest3_bwd_cpu, interp_nearest3_bwd_cuda},
+    {Kind::Linear, 1, interp_linear1_fwd_cpu, interp_linear1_fwd_cuda, interp_linear1_bwd_cpu, interp_linear1_bwd_cuda},
+    {Kind::Linear, 2, interp_linear2_fwd_cpu, interp_linear2_fwd_cuda, interp_linear2_bwd_cpu, interp_linear2_bwd_cuda},
+    {Kind::Linear, 3, interp_linear3_fwd_cpu, interp_linear3_fwd_cuda, interp_linear3_bwd_cpu, interp_linear3_bwd_cuda},
+    {Kind::Cubic, 2, interp_cubic2_fwd_cpu, interp_cubic2_fwd_cuda, interp_cubic2_bwd_cpu, interp_cubic2_bwd_cuda},
+    {Kind::Area, 1, interp_area1_fwd_cpu, interp_area1_fwd_cuda, interp_area1_bwd_cpu, interp_area1_bwd_cuda},
+    {Kind::Area, 2, interp_area2_fwd_cpu, interp_area2_fwd_cuda, interp_area2_bwd_cpu, interp_area2_bwd_cuda},
+    {Kind::Area, 3, interp_area3_fwd_cpu, interp_area3_fwd_cuda, interp_area3_bwd_cpu, interp_area3_bwd_cuda},
+};
+
+const Kernels& kernels_for(Kind kind, int dims) {
+  for (const auto& k : kKernels)
+    if (k.kind == kind && k.dims == dims) return k;
+  throw std::logic_error("interpolate: no Halide kernel for this mode and rank");
+}
+
+// The first and last source index that output position d of one axis reads, by the formulas
+// of SPEC §6 in the operations the kernels use (so the bounds below are the kernels' own).
+struct TapSpan {
+  int64_t first, last;
+};
+
+TapSpan tap_span(Kind kind, bool exact, const InterpAxis& a, bool align_corners, int64_t d) {
+  switch (kind) {
+    case Kind::Nearest: {
+      const float scale = interp_nearest_scale(a);
+      const float pos = (float(d) + (exact ? 0.5f : 0.0f)) * scale;
+      const int64_t i = std::min(int64_t(std::floor(double(pos))), a.in - 1);
+      return {i, i};
+    }
+    case Kind::Linear:
+    case Kind::Cubic: {
+      const double scale = interp_area_scale(a, align_corners);
+      double src = align_corners ? scale * double(d) : scale * (double(d) + 0.5) - 0.5;
+      if (kind == Kind::Linear) {
+        src = std::max(src, 0.0);
+        const int64_t i0 = std::min(int64_t(std::floor(src)), a.in - 1);
+        return {i0, i0 + (i0 < a.in - 1 ? 1 : 0)};
+      }
+      const int64_t i = int64_t(std::floor(src));
+      return {std::clamp<int64_t>(i - 1, 0, a.in - 1), std::clamp<int64_t>(i + 2, 0, a.in - 1)};
+    }
+    case Kind::Area: {
+      const int64_t start = (d * a.in) / a.out, end = ((d + 1) * a.in + a.out - 1) / a.out;
+      return {start, end - 1};
+    }
+  }
+  return {0, 0};
+}
+
+// Longest area bin of an axis (the forward's tap count).
+int area_taps(const InterpAxis& a) {
+  int64_t most = 1;
+  for (int64_t d = 0; d < a.out; ++d) {
+    const TapSpan s = tap_span(Kind::Area, false, a, false, d);
+    most = std::max(most, s.last - s.first + 1);
+  }
+  return int(most);
+}
+
+// The most output positions whose taps cover one input position (the backward's loop extent).
+int reach(Kind kind, bool exact, const InterpAxis& a, bool align_corners) {
+  std::vector<int64_t> delta(size_t(a.in) + 1, 0);
+  for (int64_t d = 0; d < a.out; ++d) {
+    const TapSpan s = tap_span(kind, exact, a, align_corners, d);
+    ++delta[size_t(s.first)];
+    --delta[size_t(s.last) + 1];
+  }
+  int64_t covered = 0, most = 1;
+  for (int64_t s = 0; s < a.in; ++s) most = std::max(most, covered += delta[size_t(s)]);
+  return int(most);
+}
+
+// Parameters of one kernel call, per kernel axis (x = W, y = H, z = D).
+struct Call {
+  const Kernels* k = nullptr;
+  std::array<double, 3> scale{0, 0, 0};
+  std::array<int, 3> taps{1, 1, 1}, reach{1, 1, 1};
+  std::array<int, 3> in{1, 1, 1}, out{1, 1, 1};
+  int planes = 0;
+  bool align = false, exact = false;
+  int x_path = oplab_interp::kXTables;
+};
+
+// The x axis' closed-form path when its taps have one (interpolate_paths.h); the kernels
+// verify the choice against their tables.
+int choose_x_path(Kind kind, const InterpAxis& a, bool align_corners) {
+  using namespace oplab_interp;
+  switch (kind) {
+    case Kind::Nearest:
+      return interp_nearest_scale(a) == 0.5f && a.out == 2 * a.in ? kXUpsample2 : kXTables;
+    case Kind::Linear:
+    case Kind::Cubic:
+      return !align_corners && interp_area_scale(a, false) == 0.5 && a.out == 2 * a.in ? kXUpsample2 : kXTables;
+    case Kind::Area:
+      return a.in == 2 * a.out ? kXPool2 : a.in == 4 * a.out ? kXPool4 : kXTables;
+  }
+  return kXTables;
+}
+
+Call plan(const InterpParams& p) {
+  Call c;
+  const Kind kind = kind_of(p.mode);
+  const int dims = int(p.axes.size());
+  c.k = &kernels_for(kind, dims);
+  c.align = p.align_corners;
+  c.exact = p.mode == InterpMode::NearestExact;
+  c.planes = int(p.N * p.C);
+  for (int a = 0; a < dims; ++a) {
+    const InterpAxis& ax = p.axes[size_t(dims - 1 - a)];  // axes are (D,) H, W; kernel axes W, H, D
+    c.in[size_t(a)] = int(ax.in);
+    c.out[size_t(a)] = int(ax.out);
+    if (kind == Kind::Nearest) c.scale[size_t(a)] = double(interp_nearest_scale(ax));
+    if (kind == Kind::Linear || kind == Kind::Cubic) c.scale[size_t(a)] = interp_area_scale(ax, p.align_corners);
+    if (kind == Kind::Area) c.taps[size_t(a)] = area_taps(ax);
+    c.reach[size_t(a)] = reach(kind, c.exact, ax, p.align_corners);
+    if (a == 0) c.x_path = choose_x_path(kind, ax, p.align_corners);
+  }
+  return c;
+}
+
+// A tensor as the kernels' 4-D (x, y, z, plane) buffer.
+Halide::Runtime::Buffer<float> buffer4(TensorF& t, const std::array<int, 3>& xyz, int planes) {
+  (void)view(t);  // view() installs the error handler that fills CallContext
+  return Halide::Runtime::Buffer<float>(t.data.data(), {xyz[0], xyz[1], xyz[2], planes});
+}
+
+// One evaluation: the case's tensors in float32 and the kernels' buffers over them.
+struct Prepared {
+  Call k;
+  HalideDevice device = HalideDevice::Cpu;
+  TensorF input, output, grad_output, grad_input;
+  Halide::Runtime::Buffer<float> in_b, out_b, go_b, gi_b;
+
+  Prepared(const Case& c, HalideDevice d, bool with_backward) : device(d) {
+    const InterpParams p = parse_interpolate(c);
+    k = plan(p);
+    input = to_float(c.in("input"));
+    output = TensorF(p.output_shape());
+    if (with_backward) {
+      grad_output = to_float(*c.grad_output);
+      grad_input = TensorF(input.shape);
+    }
+    // N = 0 or C = 0: nothing to compute (spatial sizes are positive by validation).
+    if (k.planes == 0) return;
+    in_b = buffer4(input, k.in, k.planes);
+    out_b = buffer4(output, k.out, k.planes);
+    if (with_backward) {
+      go_b = buffer4(grad_output, k.out, k.planes);
+      gi_b = buffer4(grad_input, k.in, k.planes);
+    }
+    // A buffer wrapped around host memory is not marked host-dirty, and the CUDA runtime
+    // copies an input to the GPU only when it is: without this the kernels would read
+    // uninitialised device memory.
+    if (cuda()) {
+      in_b.set_host_dirty();
+      if (go_b.data()) go_b.set_host_dirty();
+    }
+  }
+  ~Prepared() {
+    for (auto* b : {&in_b, &out_b, &go_b, &gi_b})
+      if (b->data()) release(*b);
+  }
+
+  bool cuda() const { return device == HalideDevice::Cuda; }
+
+  // The kernel calls. Results stay where the kernel wrote them (on the GPU for CUDA) until
+  // fetch(); inputs are copied to the GPU by the first call only.
+  void forward() {
+    if (k.planes == 0) return;
+    CallContext ctx;
+    const ForwardFn fn = cuda() ? k.k->fwd_cuda : k.k->fwd_cpu;
+    check(fn(&ctx, in_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.taps[0], k.taps[1], k.taps[2],
+             k.x_path, k.out[0], k.out[1], k.out[2], out_b),
+          ctx, "interpolate forward");
+  }
+  void backward() {
+    if (k.planes == 0) return;
+    CallContext ctx;
+    const BackwardFn fn = cuda() ? k.k->bwd_cuda : k.k->bwd_cpu;
+    check(fn(&ctx, go_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.reach[0], k.reach[1], k.reach[2],
+             k.x_path, k.in[0], k.in[1], k.in[2], gi_b),
+          ctx, "interpolate backward");
+  }
+  // Waits for the GPU (timing) without copying anything back.
+  void sync(Halide::Runtime::Buffer<float>& b) {
+    if (cuda() && b.data() && b.device_sync() != 0) throw std::runtime_error("halide-cuda: device sync failed");
+  }
+  void fetch(Halide::Runtime::Buffer<float>& b) {
+    if (b.data()) finish(device, b);
+  }
+};
+
+Result run_interpolate(const Case& c, HalideDevice device) {
+  Prepared e(c, device, c.grad_output.has_value());
+  e.forward();
+  e.fetch(e.out_b);
+  Result r;
+  r.outputs["output"] = to_double(e.output);
+  if (c.grad_output) {
+    e.backward();
+    e.fetch(e.gi_b);
+    r.grads["input"] = to_double(e.grad_input);
+  }
+  return r;
+}
+
+std::function<void()> prepare(const Case& c, HalideDevice device, bool backward) {
+  auto e = std::make_shared<Prepared>(c, device, backward);
+  if (backward)
+    return [e] {
+      e->backward();
+      e->sync(e->gi_b);
+    };
+  return [e] {
+    e->forward();
+    e->sync(e->out_b);
+  };
+}
+
+// Every mode and rank of SPEC §6 has kernels.
+std::optional<std::string> unsupported(const Case&) { return std::nullopt; }
+
+const HalideOpRegistrar registrar({"interpolate", run_interpolate, unsupported, prepare});
+
+}  // namespace
+
+}  // namespace oplab::halide_glue

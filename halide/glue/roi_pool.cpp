@@ -1,0 +1,128 @@
+// roi_pool on the Halide kernels: float32 copies of the tensors and the calls (forward;
+// backward when the case has grad_output). The forward also records every bin's argmax, which
+// the backward scatters to (as torchvision's backward does). The benchmark times the same
+// calls on buffers converted once (prepare); its backward runs after one untimed forward.
+#include <memory>
+#include <vector>
+
+#include "core/params.h"
+#include "halide/halide_glue.h"
+#include "halide/ops_glue.h"
+#include "roi_pool_bwd_cpu.h"
+#include "roi_pool_bwd_cuda.h"
+#include "roi_pool_fwd_cpu.h"
+#include "roi_pool_fwd_cuda.h"
+
+namespace oplab::halide_glue {
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+
+class RoiPoolCall {
+ public:
+  RoiPoolCall(const Case& c, HalideDevice device)
+      : p_(parse_roi_pool(c)),
+        cuda_(device == HalideDevice::Cuda),
+        device_(device),
+        input_(to_float(c.in("input"))),
+        rois_(to_float(c.in("rois"))),
+        out_(p_.output_shape()) {
+    // An empty image still has bins, all of them empty (clamped to [0, 0)): every output is
+    // 0 and there is no gradient, which the zero-filled tensors already are.
+    work_ = out_.numel() > 0 && p_.H > 0 && p_.W > 0;
+    // torchvision's float kernel rounds x * s in float: so do these kernels.
+    scale_ = float(p_.spatial_scale);
+    in_b_ = view(input_), rois_b_ = view(rois_), out_b_ = view(out_);
+    if (c.grad_output) {
+      has_grad_ = true;
+      gout_ = to_float(*c.grad_output);
+      gin_ = TensorF(input_.shape);
+      gout_b_ = view(gout_);
+      // The backward kernel sees the gradient as planes of H * W pixels.
+      gin_b_ = Buf(gin_.data.data(), {int(p_.H * p_.W), int(p_.C), int(p_.N)});
+    }
+    // The argmax has the output's shape; one more element keeps the data pointer valid when
+    // the output is empty.
+    argmax_.assign(size_t(out_.numel()) + 1, -1);
+    std::vector<int> sizes(out_.shape.rbegin(), out_.shape.rend());
+    argmax_b_ = Halide::Runtime::Buffer<int32_t>(argmax_.data(), sizes);
+  }
+  ~RoiPoolCall() {
+    for (Buf* b : {&in_b_, &rois_b_, &out_b_, &gout_b_, &gin_b_})
+      if (b->data()) release(*b);
+    if (argmax_b_.raw_buffer()->device) argmax_b_.device_free();
+  }
+
+  void forward() {
+    if (!work_) return;
+    const int ph = int(p_.PH), pw = int(p_.PW);
+    const int status = cuda_ ? roi_pool_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, ph, pw, out_b_, argmax_b_)
+                             : roi_pool_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, ph, pw, out_b_, argmax_b_);
+    check(status, ctx_, "roi_pool forward");
+    forward_done_ = true;
+  }
+
+  void backward() {
+    if (!work_ || !has_grad_) return;
+    if (!forward_done_) forward();  // the argmax comes from the forward
+    const int status = cuda_ ? roi_pool_bwd_cuda(&ctx_, argmax_b_, rois_b_, gout_b_, gin_b_)
+                             : roi_pool_bwd_cpu(&ctx_, argmax_b_, rois_b_, gout_b_, gin_b_);
+    check(status, ctx_, "roi_pool backward");
+  }
+
+  // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
+  void sync(bool backward) {
+    Buf& b = backward ? gin_b_ : out_b_;
+    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
+      throw std::runtime_error("halide-cuda: roi_pool did not finish on the GPU");
+  }
+
+  Result result() {
+    Result r;
+    if (work_) finish(device_, out_b_);
+    r.outputs["output"] = to_double(out_);
+    if (has_grad_) {
+      if (work_) finish(device_, gin_b_);
+      r.grads["input"] = to_double(gin_);
+    }
+    return r;
+  }
+
+ private:
+  RoiPoolParams p_;
+  bool cuda_, work_ = false, has_grad_ = false, forward_done_ = false;
+  HalideDevice device_;
+  float scale_ = 1;
+  CallContext ctx_;
+  TensorF input_, rois_, out_, gout_, gin_;
+  Buf in_b_, rois_b_, out_b_, gout_b_, gin_b_;
+  std::vector<int32_t> argmax_;
+  Halide::Runtime::Buffer<int32_t> argmax_b_;
+};
+
+Result run_roi_pool(const Case& c, HalideDevice device) {
+  RoiPoolCall call(c, device);
+  call.forward();
+  call.backward();
+  return call.result();
+}
+
+std::function<void()> prepare_roi_pool(const Case& c, HalideDevice device, bool backward) {
+  if (backward && !c.grad_output) return {};
+  auto call = std::make_shared<RoiPoolCall>(c, device);
+  if (backward) call->forward();  // torchvision's timed backward starts from the saved argmax too
+  return [call, backward] {
+    if (backward)
+      call->backward();
+    else
+      call->forward();
+    call->sync(backward);
+  };
+}
+
+const HalideOpRegistrar registrar({"roi_pool", run_roi_pool, nullptr, prepare_roi_pool});
+
+}  // namespace
+
+}  // namespace oplab::halide_glue

@@ -1,0 +1,356 @@
+// The Halide float32 kernels of interpolate (forward and backward, every mode and rank) against
+// the double reference: the fixed-seed edge-aimed corpus and a corpus of larger shapes (the
+// fuzz shapes are too small to reach the kernels' vector bodies) judged by the per-element
+// error bound of SPEC §9 (fuzz/float_compare.h); NaN/Inf flowing as in the reference; then
+// hand cases whose answer is known exactly. halide-cuda runs the same checks on a GPU machine
+// and says why it is skipped elsewhere.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "cli/builtin_backends.h"
+#include "fuzz/float_compare.h"
+#include "fuzz/generators.h"
+#include "halide/halide_backend.h"
+
+namespace oplab {
+namespace {
+
+constexpr uint64_t kSeed = 20261122;
+constexpr int kCorpusCases = 400;
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Backend& ref() { return *builtin_backends().find("ref"); }
+
+// The Halide backend of that name, or nullptr when it cannot run here (the caller skips and
+// the reason is printed).
+Backend* halide(const std::string& name) {
+  Backend* b = builtin_backends().find(name);
+  if (!b) {
+    ADD_FAILURE() << name << " is not built in";
+    return nullptr;
+  }
+  if (name == "halide-cuda")
+    if (auto why = cuda_unavailable_reason()) {
+      std::cout << "[interp] halide-cuda skipped: " << *why << "\n";
+      return nullptr;
+    }
+  return b;
+}
+
+// Outcomes over a set of cases; a flip is a case where float32 and double took a discrete
+// decision (a nearest index at a float tie) the opposite way: counted, never a pass.
+struct Tally {
+  std::map<std::string, int> count;
+  double worst = 0;
+  std::map<std::string, double> worst_by_mode;  // "bicubic 2-D" -> worst error/bound
+  void add(const Case& c, const fuzz::FloatOutcome& o, const std::string& what) {
+    ++count[fuzz::float_outcome_name(o.kind)];
+    worst = std::max(worst, o.worst_ratio);
+    const std::string mode = c.params.value("mode", "nearest") + " " + std::to_string(c.in("input").rank() - 2) + "-D";
+    worst_by_mode[mode] = std::max(worst_by_mode[mode], o.worst_ratio);
+    EXPECT_TRUE(o.kind == fuzz::FloatOutcome::Pass || o.kind == fuzz::FloatOutcome::Flip)
+        << what << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail << "\n  params " << c.params.dump()
+        << " input " << shape_str(c.in("input").shape);
+  }
+  void print(const std::string& what) const {
+    std::cout << "[interp] " << what << ":";
+    for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
+    std::cout << " worst error/bound=" << worst << "\n[interp]   worst by mode:";
+    for (const auto& [m, w] : worst_by_mode) std::cout << " {" << m << "}=" << w;
+    std::cout << "\n";
+  }
+};
+
+Case make_case(json params, Tensor input, std::optional<Tensor> grad_output = std::nullopt) {
+  Case c;
+  c.op = "interpolate";
+  c.params = std::move(params);
+  c.inputs["input"] = std::move(input);
+  c.grad_output = std::move(grad_output);
+  return c;
+}
+
+Tensor random_tensor(const Shape& s, std::mt19937_64& rng) {
+  Tensor t(s);
+  std::uniform_real_distribution<double> u(-2, 2);
+  for (double& v : t.data) v = u(rng);
+  return t;
+}
+
+// Adds a grad_output of the case's output shape.
+Case with_grad(Case c, std::mt19937_64& rng) {
+  c.grad_output = random_tensor(validate_case(c), rng);
+  return c;
+}
+
+const std::vector<std::string>& modes_of_rank(int nd) {
+  static const std::map<int, std::vector<std::string>> m = {
+      {1, {"nearest", "nearest-exact", "area", "linear"}},
+      {2, {"nearest", "nearest-exact", "area", "bilinear", "bicubic"}},
+      {3, {"nearest", "nearest-exact", "area", "trilinear"}}};
+  return m.at(nd);
+}
+
+bool interpolating(const std::string& mode) {
+  return mode == "linear" || mode == "bilinear" || mode == "bicubic" || mode == "trilinear";
+}
+
+class HalideInterpolate : public ::testing::TestWithParam<std::string> {};
+
+// ---------------------------------------------------------------- corpora
+
+TEST_P(HalideInterpolate, FuzzCorpusWithinBound) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  Tally t;
+  for (const Case& c : fuzz::sample_cases("interpolate", kCorpusCases, kSeed)) {
+    ASSERT_TRUE(c.grad_output.has_value());
+    t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+  }
+  t.print(GetParam() + " fuzz corpus (" + std::to_string(kCorpusCases) + " cases, forward+backward)");
+  EXPECT_EQ(t.count["pass"] + t.count["boundary-flip"], kCorpusCases);
+}
+
+// Every mode and rank on sizes past the vector width (16 floats), up- and downsampling, size
+// and scale_factor (recompute on and off), both align_corners: the vector bodies, their
+// guarded tails, and reaches and area bins of every length.
+TEST_P(HalideInterpolate, LargerShapesWithinBound) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(kSeed);
+  std::uniform_int_distribution<int> in2(1, 40), in3(1, 12), coin(0, 1), planes(1, 3);
+  const std::vector<double> factors{0.3, 0.5, 0.75, 1.0, 1.1, 1.7, 2.0, 2.1, 3.0, 3.7};
+  Tally t;
+  int cases = 0;
+  for (int nd = 1; nd <= 3; ++nd)
+    for (const std::string& mode : modes_of_rank(nd))
+      for (int rep = 0; rep < 6; ++rep) {
+        Shape shape{planes(rng), planes(rng)};
+        for (int a = 0; a < nd; ++a) shape.push_back(nd == 3 ? in3(rng) : in2(rng) + (nd == 1 ? 20 : 0));
+        json params{{"mode", mode}};
+        if (interpolating(mode)) params["align_corners"] = bool(coin(rng));
+        if (rep % 2 == 0) {
+          json size = json::array();
+          for (int a = 0; a < nd; ++a) size.push_back(1 + int(std::uniform_int_distribution<int>(0, 3 * int(shape[size_t(2 + a)]))(rng)));
+          params["size"] = size;
+        } else {
+          json sf = json::array();
+          for (int a = 0; a < nd; ++a) {
+            double f = factors[size_t(rng() % factors.size())];
+            if (std::floor(double(shape[size_t(2 + a)]) * f) < 1) f = 1.0;
+            sf.push_back(f);
+          }
+          params["scale_factor"] = sf;
+          params["recompute_scale_factor"] = bool(coin(rng));
+        }
+        Case c = with_grad(make_case(params, random_tensor(shape, rng)), rng);
+        t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+        ++cases;
+      }
+  t.print(GetParam() + " larger shapes (" + std::to_string(cases) + " cases, forward+backward)");
+}
+
+// Inf and NaN in the input and in grad_output: NaN/Inf positions must match the reference
+// exactly (a zero-weight tap times inf is NaN; a tap outside an area bin is not read). The
+// output sizes take every x path of the CPU kernels: tables, exact 2x upsampling (24 from
+// 12), 2:1 and 4:1 area (6 and 3 from 12).
+TEST_P(HalideInterpolate, NonFiniteValuesFlowAsInTheReference) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(3);
+  Tally t;
+  for (int nd = 1; nd <= 3; ++nd)
+    for (const std::string& mode : modes_of_rank(nd))
+      for (const json& ac : {json(nullptr), json(true)})
+        for (int out : {20, 24, 6, 3}) {
+          if (!ac.is_null() && !interpolating(mode)) continue;
+          const int in = nd == 3 ? 6 : 12;
+          Shape shape{1, 2};
+          json size = json::array();
+          for (int a = 0; a < nd; ++a) {
+            shape.push_back(in);
+            size.push_back(nd == 3 ? out / 2 : out);
+          }
+          json params{{"mode", mode}, {"size", size}};
+          if (!ac.is_null()) params["align_corners"] = ac;
+          Tensor x = random_tensor(shape, rng);
+          x.data[0] = kInf;  // the left border, where linear's clamped source has a zero-weight tap
+          x.data[3] = kInf;
+          x.data[x.data.size() / 2] = -kInf;
+          x.data[x.data.size() - 2] = kNaN;
+          Case c = with_grad(make_case(params, x), rng);
+          c.grad_output->data[0] = -kInf;
+          c.grad_output->data[1] = kInf;
+          c.grad_output->data[c.grad_output->data.size() - 1] = -kInf;
+          c.grad_output->data[c.grad_output->data.size() / 3] = kNaN;
+          t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+        }
+  t.print(GetParam() + " non-finite values");
+  EXPECT_EQ(t.count["boundary-flip"], 0);
+}
+
+// The closed-form x paths of the CPU kernels (exact 2x upsampling; 2:1 and 4:1 area) on
+// rows long enough for their steady state (dense and strided loads) and with tails, in
+// every rank, forward and backward, as scale_factor and as size.
+TEST_P(HalideInterpolate, ClosedFormPathsWithinBound) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(17);
+  Tally t;
+  for (int nd = 1; nd <= 3; ++nd)
+    for (const std::string& mode : modes_of_rank(nd))
+      for (int W : {37, 64, 100})
+        for (double f : {2.0, 0.5, 0.25}) {
+          if ((mode == "area") != (f < 1)) continue;
+          const int Wi = f == 0.25 ? 4 * W : f == 0.5 ? 2 * W : W;  // the area paths need in = r * out
+          Shape shape{1, 3};
+          for (int a = 0; a + 1 < nd; ++a) shape.push_back(nd == 3 ? 4 : 5);
+          shape.push_back(Wi);
+          json params{{"mode", mode}};
+          if (interpolating(mode)) params["align_corners"] = false;
+          if (W % 2) {
+            params["scale_factor"] = f;
+          } else {
+            json size = json::array();
+            for (size_t a = 2; a < shape.size(); ++a) size.push_back(int64_t(double(shape[a]) * f));
+            params["size"] = size;
+          }
+          Case c = with_grad(make_case(params, random_tensor(shape, rng)), rng);
+          t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+        }
+  t.print(GetParam() + " closed-form x paths");
+}
+
+// ---------------------------------------------------------------- hand cases
+
+Tensor tensor(Shape s, std::vector<double> data) {
+  Tensor t(std::move(s));
+  t.data = std::move(data);
+  return t;
+}
+
+Tensor iota(Shape s) {
+  Tensor t(std::move(s));
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = double(i);
+  return t;
+}
+
+TEST_P(HalideInterpolate, Bilinear2x2To1x1IsTheMean) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  // scale 2, src = 0.5 on both axes: the four corners at weight 1/4 each (SPEC §8).
+  const Case c = make_case({{"mode", "bilinear"}, {"size", {1, 1}}, {"align_corners", false}},
+                           tensor({1, 1, 2, 2}, {1, 2, 3, 4}), tensor({1, 1, 1, 1}, {8}));
+  const Result r = evaluate(*b, c);
+  EXPECT_EQ(r.outputs.at("output").data, std::vector<double>{2.5});
+  EXPECT_EQ(r.grads.at("input").data, (std::vector<double>{2, 2, 2, 2}));
+}
+
+// align_corners with out == in: scale (in-1)/(out-1) = 1, every source lands on its own
+// index with weight 1 and its neighbours with weight exactly 0: the identity, bit for bit,
+// forward and backward.
+TEST_P(HalideInterpolate, AlignCornersSameSizeIsTheIdentity) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(5);
+  const std::vector<std::pair<std::string, Shape>> cases{{"linear", {2, 3, 37}},
+                                                         {"bilinear", {2, 2, 19, 33}},
+                                                         {"bicubic", {1, 3, 17, 21}},
+                                                         {"trilinear", {1, 2, 5, 6, 18}}};
+  for (const auto& [mode, shape] : cases) {
+    SCOPED_TRACE(mode);
+    json size = json::array();
+    for (size_t a = 2; a < shape.size(); ++a) size.push_back(shape[a]);
+    // Values exact in float32, so that the identity is exact in both precisions.
+    Tensor in = random_tensor(shape, rng), go = random_tensor(shape, rng);
+    for (double& v : in.data) v = double(float(v));
+    for (double& v : go.data) v = double(float(v));
+    const Result r = evaluate(*b, make_case({{"mode", mode}, {"size", size}, {"align_corners", true}}, in, go));
+    EXPECT_EQ(r.outputs.at("output").data, in.data);
+    EXPECT_EQ(r.grads.at("input").data, go.data);
+  }
+}
+
+// Nearest reads the index of a float32 scale and product (SPEC §6; docs/semantics.md): cases
+// where double would read another index.
+TEST_P(HalideInterpolate, NearestIndexIsComputedInFloat32) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  auto read = [&](json params, int64_t in, int64_t dst) {
+    const Result r = evaluate(*b, make_case(std::move(params), iota({1, 1, in})));
+    return r.outputs.at("output").data.at(size_t(dst));
+  };
+  EXPECT_EQ(read({{"mode", "nearest"}, {"size", 46}}, 14, 23), 6.0);           // double: 7
+  EXPECT_EQ(read({{"mode", "nearest"}, {"scale_factor", 3.7}}, 11, 37), 10.0);  // double: 9
+  EXPECT_EQ(read({{"mode", "nearest"}, {"size", 34}}, 6, 17), 3.0);
+  EXPECT_EQ(read({{"mode", "nearest-exact"}, {"size", 1}}, 2, 0), 1.0);
+  // in = 5, sf = 2.1: floor(dst / 2.1), not PyTorch's 2-D dst >> 1 shortcut.
+  const Result r = evaluate(*b, make_case({{"mode", "nearest"}, {"scale_factor", {1.0, 2.1}}}, iota({1, 1, 1, 5})));
+  EXPECT_EQ(r.outputs.at("output").data, (std::vector<double>{0, 0, 0, 1, 1, 2, 2, 3, 3, 4}));
+}
+
+// area 5 -> 3 averages the overlapping integer bins [0,2), [1,4), [3,5) (SPEC §8); the
+// backward spreads each output's gradient evenly over its bin.
+TEST_P(HalideInterpolate, AreaBinsOverlap) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  const Result r = evaluate(*b, make_case({{"mode", "area"}, {"size", 3}}, tensor({1, 1, 5}, {1, 2, 3, 4, 5}),
+                                          tensor({1, 1, 3}, {2, 3, 4})));
+  EXPECT_EQ(r.outputs.at("output").data, (std::vector<double>{1.5, 3, 4.5}));
+  EXPECT_EQ(r.grads.at("input").data, (std::vector<double>{1, 2, 1, 3, 2}));
+}
+
+// N = 0 and C = 0 are valid: empty output and gradient of the right shapes.
+TEST_P(HalideInterpolate, EmptyBatch) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  for (const Shape& s : {Shape{0, 3, 4, 5}, Shape{2, 0, 4, 5}}) {
+    const Case c = make_case({{"mode", "bilinear"}, {"scale_factor", 2.0}}, Tensor(s), Tensor(Shape{s[0], s[1], 8, 10}));
+    const Result r = evaluate(*b, c);
+    EXPECT_EQ(r.outputs.at("output").shape, (Shape{s[0], s[1], 8, 10}));
+    EXPECT_EQ(r.grads.at("input").shape, s);
+  }
+}
+
+// Forward and backward are transposes: <J x, y> == <x, J^T y> to float accuracy, on a case
+// large enough for every vector path, for every kernel.
+TEST_P(HalideInterpolate, BackwardIsTheTransposeOfTheForward) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(9);
+  for (int nd = 1; nd <= 3; ++nd)
+    for (const std::string& mode : modes_of_rank(nd)) {
+      SCOPED_TRACE(mode + " " + std::to_string(nd) + "-D");
+      Shape shape{2, 2};
+      json size = json::array();
+      for (int a = 0; a < nd; ++a) {
+        shape.push_back(nd == 3 ? 9 : 23);
+        size.push_back(nd == 3 ? 14 : 50 - 30 * a);
+      }
+      Case c = with_grad(make_case({{"mode", mode}, {"size", size}}, random_tensor(shape, rng)), rng);
+      const Result r = evaluate(*b, c);
+      double lhs = 0, rhs = 0, mag = 0;
+      const auto& y = r.outputs.at("output").data;
+      for (size_t i = 0; i < y.size(); ++i) lhs += y[i] * c.grad_output->data[i], mag += std::fabs(y[i] * c.grad_output->data[i]);
+      const auto& g = r.grads.at("input").data;
+      for (size_t i = 0; i < g.size(); ++i) rhs += c.in("input").data[i] * g[i];
+      EXPECT_NEAR(lhs, rhs, 1e-5 * mag);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HalideInterpolate, ::testing::Values("halide-cpu", "halide-cuda"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& ch : s)
+                             if (ch == '-') ch = '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace oplab

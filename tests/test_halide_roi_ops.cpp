@@ -1,0 +1,299 @@
+// The Halide float32 kernels of roi_pool, roi_align and deform_roi_pool (forward and backward)
+// against the double reference: the fixed-seed edge-aimed corpus by the per-element error bound
+// of SPEC §9 (fuzz/float_compare.h), then hand cases whose answer is known exactly (rounding,
+// NaN and ties in max modes, the right-sided derivative at kinks, overlapping scatters, vector
+// tails). halide-cuda runs the same checks on a GPU machine and says why it is skipped elsewhere.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "cli/builtin_backends.h"
+#include "fuzz/float_compare.h"
+#include "fuzz/generators.h"
+
+namespace oplab {
+namespace {
+
+constexpr uint64_t kSeed = 11;
+constexpr int kCases = 200;
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The Halide backend of that name, or nullptr (test skipped, with the reason) when it cannot
+// run on this machine.
+Backend* halide_backend(const std::string& name) {
+  Backend* b = builtin_backends().find(name);
+  if (!b) ADD_FAILURE() << name << " is not built in";
+  if (b)
+    if (auto why = b->unavailable_reason()) {
+      std::cout << "[roi] " << name << " skipped: " << *why << "\n";
+      return nullptr;
+    }
+  return b;
+}
+
+Backend& ref() { return *builtin_backends().find("ref"); }
+
+// ---------------------------------------------------------------- the corpus
+
+struct CorpusParam {
+  std::string op, backend;
+};
+void PrintTo(const CorpusParam& p, std::ostream* os) { *os << p.op << " on " << p.backend; }
+
+class HalideRoiCorpus : public ::testing::TestWithParam<CorpusParam> {};
+
+TEST_P(HalideRoiCorpus, WithinBoundForwardAndBackward) {
+  const auto [op, name] = GetParam();
+  Backend* b = halide_backend(name);
+  if (!b) GTEST_SKIP() << name << " cannot run here";
+  std::map<std::string, int> count;
+  double worst = 0;
+  for (const Case& c : fuzz::sample_cases(op, kCases, kSeed)) {
+    ASSERT_TRUE(c.grad_output.has_value());
+    const fuzz::FloatOutcome o = fuzz::compare_float_backend(ref(), *b, c);
+    ++count[fuzz::float_outcome_name(o.kind)];
+    worst = std::max(worst, o.worst_ratio);
+    // Every case of these ops is supported, forward and backward, and none may fail.
+    EXPECT_TRUE(o.kind == fuzz::FloatOutcome::Pass || o.kind == fuzz::FloatOutcome::Flip)
+        << op << " on " << name << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
+  }
+  std::cout << "[roi] " << op << " on " << name << " (" << kCases << " cases, forward+backward):";
+  for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
+  std::cout << " worst error/bound=" << worst << "\n";
+}
+
+std::vector<CorpusParam> corpus_params() {
+  std::vector<CorpusParam> v;
+  for (const char* b : {"halide-cpu", "halide-cuda"})
+    for (const char* op : {"roi_pool", "roi_align", "deform_roi_pool"}) v.push_back({op, b});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, HalideRoiCorpus, ::testing::ValuesIn(corpus_params()), [](const auto& info) {
+  std::string s = info.param.op + "_" + info.param.backend;
+  for (char& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
+});
+
+// ---------------------------------------------------------------- hand cases
+
+// Ramp plane X[y][x] = W*y + x on every channel (channel c adds 1000*c).
+Tensor ramp(int64_t N, int64_t C, int64_t H, int64_t W) {
+  Tensor t(Shape{N, C, H, W});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < W; ++x) t.at(n, c, y, x) = double(W * y + x) + 1000.0 * double(c) + 100.0 * double(n);
+  return t;
+}
+
+Tensor rois_of(const std::vector<std::vector<double>>& rows) {
+  Tensor t(Shape{int64_t(rows.size()), 5});
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t j = 0; j < 5; ++j) t.at(int64_t(r), int64_t(j)) = rows[r][j];
+  return t;
+}
+
+Case make_case(const std::string& op, json params, Tensor input, Tensor rois, const Tensor* gout = nullptr) {
+  Case c;
+  c.op = op;
+  c.params = std::move(params);
+  c.inputs["input"] = std::move(input);
+  c.inputs["rois"] = std::move(rois);
+  if (gout) c.grad_output = *gout;
+  return c;
+}
+
+// Runs a case on every Halide backend that can run here.
+template <class Check>
+void on_halide(const Case& c, Check check) {
+  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+    Backend* b = builtin_backends().find(name);
+    ASSERT_NE(b, nullptr);
+    if (b->unavailable_reason()) continue;
+    SCOPED_TRACE(name);
+    check(evaluate(*b, c));
+  }
+}
+
+// Every element equal to the reference's within the float bound (no flips expected).
+void expect_agrees(const Case& c) {
+  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+    Backend* b = builtin_backends().find(name);
+    ASSERT_NE(b, nullptr);
+    if (b->unavailable_reason()) continue;
+    const fuzz::FloatOutcome o = fuzz::compare_float_backend(ref(), *b, c);
+    EXPECT_EQ(o.kind, fuzz::FloatOutcome::Pass) << name << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
+  }
+}
+
+TEST(HalideRoiPool, RoundsHalfAwayFromZero) {
+  // Row 0 of the ramp is 0..5, with 1e9 planted at column 2. scale 0.5:
+  // x1 = 5 -> 2.5 -> 3 and x2 = 9 -> 4.5 -> 5 (C round): columns 3..5, max 5. Half to even
+  // (Halide's round) would give 2 and 4: columns 2..4, max 1e9.
+  Tensor in = ramp(1, 1, 2, 6);
+  in.at(0, 0, 0, 2) = 1e9;
+  const json params = {{"output_size", {1, 1}}, {"spatial_scale", 0.5}};
+  on_halide(make_case("roi_pool", params, in, rois_of({{0, 5.0, 0.0, 9.0, 0.0}})),
+            [](const Result& r) { EXPECT_EQ(r.outputs.at("output").data.at(0), 5.0); });
+  // Negative ties: x1 = -5 -> -2.5 -> -3 and x2 = 1 -> 0.5 -> 1: width 5, the bin [-3, 2)
+  // clamped to columns 0..1, max 1. Half to even (-2 and 0) would give column 0 only: 0.
+  on_halide(make_case("roi_pool", params, ramp(1, 1, 2, 6), rois_of({{0, -5.0, 0.0, 1.0, 0.0}})),
+            [](const Result& r) { EXPECT_EQ(r.outputs.at("output").data.at(0), 1.0); });
+}
+
+TEST(HalideRoiPool, NanEmptyAndTies) {
+  // 1x4 image [NaN, 7, 7, NaN]; scale 1.
+  Tensor in(Shape{1, 1, 1, 4});
+  in.data = {kNaN, 7.0, 7.0, kNaN};
+  Tensor gout(Shape{3, 1, 1, 1});
+  gout.data = {1.0, 2.0, 4.0};
+  const Case c = make_case("roi_pool", {{"output_size", {1, 1}}, {"spatial_scale", 1.0}}, in,
+                           rois_of({{0, 0, 0, 3, 0},     // NaN never wins; the first 7 does
+                                    {0, 0, 0, 0, 0},     // only NaN: output NaN, no gradient
+                                    {0, 9, 0, 12, 0}}),  // off the image: empty bin, 0
+                           &gout);
+  on_halide(c, [](const Result& r) {
+    const auto& out = r.outputs.at("output").data;
+    EXPECT_EQ(out.at(0), 7.0);
+    EXPECT_TRUE(std::isnan(out.at(1)));
+    EXPECT_EQ(out.at(2), 0.0);
+    const auto& g = r.grads.at("input").data;
+    EXPECT_EQ(g, (std::vector<double>{0.0, 1.0, 0.0, 0.0}));
+  });
+}
+
+TEST(HalideRoiAlign, MaxTieGoesToFirstSampleAndOutOfRangeWinnerPassesNothing) {
+  // Plane of ones: every in-range sample ties at 1; the first (iy = 0, ix = 0) wins and gets
+  // all of gout, split over its corners. Samples of a 2x2 grid over box (0,0)-(2,2), legacy:
+  // y, x in {0.5, 1.5}; the first at (0.5, 0.5) spreads 0.25 to each of (0..1, 0..1).
+  Tensor in(Shape{1, 1, 4, 4}, 1.0);
+  Tensor gout(Shape{2, 1, 1, 1});
+  gout.data = {4.0, 8.0};
+  const json params = {{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", 2},
+                       {"aligned", false}, {"pool_mode", "max"}};
+  // Second roi: off the image, every sample out of range: 0 wins and passes nothing on.
+  const Case c = make_case("roi_align", params, in, rois_of({{0, 0, 0, 2, 2}, {0, 10, 10, 12, 12}}), &gout);
+  on_halide(c, [](const Result& r) {
+    EXPECT_EQ(r.outputs.at("output").data, (std::vector<double>{1.0, 0.0}));
+    Tensor want(Shape{1, 1, 4, 4});
+    for (int y = 0; y < 2; ++y)
+      for (int x = 0; x < 2; ++x) want.at(0, 0, y, x) = 1.0;
+    EXPECT_EQ(r.grads.at("input").data, want.data);
+  });
+  // Plane of -1, box (3,3)-(7,7): samples at 4 and 6 on each axis. (4, 4) is in range (-1),
+  // (4, 6) is past the image (0) and wins: output 0, no gradient at all.
+  Tensor g1(Shape{1, 1, 1, 1}, 5.0);
+  const Case d = make_case("roi_align", params, Tensor(Shape{1, 1, 4, 4}, -1.0), rois_of({{0, 3, 3, 7, 7}}), &g1);
+  on_halide(d, [](const Result& r) {
+    EXPECT_EQ(r.outputs.at("output").data.at(0), 0.0);
+    for (double v : r.grads.at("input").data) EXPECT_EQ(v, 0.0);
+  });
+}
+
+// deform_roi_pool, one 1x1 bin with one sample (fixed grid 1) at the box centre. The box is
+// chosen so that the sample's y lands exactly on a kink of the bilinear rule; the offset is 0.
+Result deform_one_sample(Backend& b, const Tensor& in, double yc, double xc) {
+  // Aligned: start = x1 - 0.5, extent = x2 - x1; the centre sample is at start + extent/2.
+  // Box extent 2 each way: centre = x1 + 0.5.
+  Case c = make_case("deform_roi_pool", {{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", 1}, {"gamma", 1.0}},
+                     in, rois_of({{0, xc - 0.5, yc - 0.5, xc + 1.5, yc + 1.5}}));
+  c.inputs["offset"] = Tensor(Shape{1, 2, 1, 1});
+  c.grad_output = Tensor(Shape{1, 1, 1, 1}, 1.0);
+  return evaluate(b, c);
+}
+
+TEST(HalideDeformRoiPool, RightSidedDerivativeAtKinks) {
+  // Plane with X[y][x] = y*y*10 + x on H = W = 4, so the y slope differs from row to row.
+  Tensor in(Shape{1, 1, 4, 4});
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) in.at(0, 0, y, x) = 10.0 * y * y + x;
+  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+    Backend* b = builtin_backends().find(name);
+    ASSERT_NE(b, nullptr);
+    if (b->unavailable_reason()) continue;
+    SCOPED_TRACE(name);
+    // d/d offset_y = gamma * rh * dv/dy with rh = 2, gamma = 1.
+    struct Want {
+      double y, dvdy;
+    };
+    for (Want w : {Want{0.0, 10.0},    // y = 0: the slope of [0, 1] (right-sided)
+                   Want{-0.5, 0.0},    // [-1, 0): edge replicated, flat
+                   Want{-1.0, 0.0},    // y = -1 exactly: in range, flat
+                   Want{1.0, 30.0},    // interior integer: slope of [1, 2]
+                   Want{3.0, 0.0},     // y = H - 1: flat to the right
+                   Want{4.0, 0.0}}) {  // y = H: flat
+      const Result r = deform_one_sample(*b, in, w.y, 1.25);
+      EXPECT_EQ(r.grads.at("offset").data.at(1), 2.0 * w.dvdy) << "y = " << w.y;
+      // x = 1.25 interior: dv/dx = 1 whatever y is (in range).
+      EXPECT_EQ(r.grads.at("offset").data.at(0), 2.0) << "y = " << w.y;
+    }
+    // Out of range (y > H): no gradient at all.
+    const Result out = deform_one_sample(*b, in, 4.25, 1.25);
+    EXPECT_EQ(out.grads.at("offset").data, (std::vector<double>{0.0, 0.0}));
+    EXPECT_EQ(out.outputs.at("output").data.at(0), 0.0);
+  }
+}
+
+// Larger random cases: many overlapping rois, channel counts that are not a multiple of the
+// vector width, both batches: the parallel/vectorised schedules and the scatters' accumulation
+// of overlapping bins (race-free on the CPU, atomic on the GPU) against the reference.
+Case random_case(const std::string& op, int64_t C, int64_t K, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int64_t N = 2, H = 23, W = 31;
+  Tensor in(Shape{N, C, H, W});
+  for (double& v : in.data) v = u(rng);
+  Tensor rois(Shape{K, 5});
+  std::uniform_real_distribution<double> pos(-8.0, 130.0), len(0.0, 60.0);
+  for (int64_t k = 0; k < K; ++k) {
+    rois.at(k, 0) = double(k % N);
+    rois.at(k, 1) = pos(rng), rois.at(k, 2) = pos(rng) * 0.75;
+    rois.at(k, 3) = rois.at(k, 1) + len(rng), rois.at(k, 4) = rois.at(k, 2) + len(rng);
+  }
+  json params = {{"output_size", {3, 4}}, {"spatial_scale", 0.25}};
+  Case c = make_case(op, params, in, rois);
+  if (op != "roi_pool") c.params["sampling_ratio"] = seed % 2 ? 2 : 0;
+  if (op == "roi_align") c.params["aligned"] = seed % 3 != 0;
+  if (op == "deform_roi_pool") {
+    Tensor off(Shape{K, 2, 3, 4});
+    for (double& v : off.data) v = 0.3 * u(rng);
+    c.inputs["offset"] = off;
+    c.params["gamma"] = 0.1;
+  }
+  Tensor gout(Shape{K, C, 3, 4});
+  for (double& v : gout.data) v = u(rng);
+  c.grad_output = gout;
+  // Every value representable in float32, so that the kernels see exactly the case the
+  // reference sees: what remains is the kernels' own rounding.
+  for (auto& [name, t] : c.inputs)
+    for (double& v : t.data) v = double(float(v));
+  for (double& v : c.grad_output->data) v = double(float(v));
+  return c;
+}
+
+TEST(HalideRoiOps, OverlappingRoisAndVectorTails) {
+  for (const char* op : {"roi_pool", "roi_align", "deform_roi_pool"})
+    for (int64_t C : {1, 17, 40})
+      for (uint64_t seed : {1, 2, 3}) {
+        SCOPED_TRACE(std::string(op) + " C=" + std::to_string(C) + " seed=" + std::to_string(seed));
+        Case c = random_case(op, C, 60, seed);
+        expect_agrees(c);
+        if (std::string(op) == "roi_align") {
+          c.params["pool_mode"] = "max";
+          expect_agrees(c);
+        }
+        if (std::string(op) == "deform_roi_pool") {
+          c.inputs.erase("offset");
+          expect_agrees(c);
+        }
+      }
+}
+
+}  // namespace
+}  // namespace oplab
