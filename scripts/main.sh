@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
-# The main job: set up, then run the default campaign (every op on every backend that can
-# run here, against the reference) and the reduced benchmark, writing results under out/.
-set -euo pipefail
+# The main job: set up, run the default campaign of every check on every backend that can run
+# here (differential campaign, fuzz, gradient checks, reduced benchmark, study notebooks) and
+# build the report. A check that finds failures does not stop the others: the report shows
+# them, and the script exits non-zero at the end.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-./build/cli/oplab backends
-./build/cli/oplab campaign --out out/campaign "$@"
-./build/cli/oplab bench --reduced --repeats 3 --warmup 1 --out out/bench.json
+bash scripts/setup.sh || exit 1
+oplab=./build/cli/oplab
+out=out
+rm -rf "$out"
+mkdir -p "$out"
+status=0
+step() { echo; echo "== $*"; "$@" || status=1; }
+
+step $oplab backends
+step $oplab campaign --cases 300 --seed 1 --out "$out/campaign"
+step $oplab fuzz --op all --backend all --time 60 --seed 1 --keep-going --out "$out/fuzz/default"
+step $oplab gradcheck --op all --backend all --cases 10 --seed 1 --out "$out/gradcheck.json"
+step $oplab bench --reduced --repeats 3 --warmup 1 --out "$out/bench.json"
+for nb in build/notebooks-cpp/nb_*; do
+  step "$nb" --out "$out/notebooks"
+done
+step $oplab report --from "$out" --out "$out/report" --command "bash scripts/main.sh"
+echo
+echo "report: $out/report/index.html (Markdown twin: $out/report/index.md)"
+exit $status

@@ -1,0 +1,190 @@
+#include "reports/report.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/case_io.h"
+#include "core/op_desc.h"
+#include "reports/markdown_html.h"
+#include "reports/sections.h"
+
+namespace oplab::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp";
+  std::ofstream(tmp) << text;
+  fs::rename(tmp, p);
+}
+
+std::optional<json> load(const fs::path& p) {
+  if (!fs::exists(p)) return std::nullopt;
+  return read_json_file(p.string());
+}
+
+// Every fuzz campaign summary below `dir` (summary.json files), keyed by their folder.
+json fuzz_summaries(const fs::path& dir) {
+  json all = json::object();
+  if (!fs::exists(dir)) return all;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().filename() == "summary.json") {
+      json s = read_json_file(e.path().string());
+      if (s.value("kind", "") == "oplab-fuzz-campaign") all[fs::relative(e.path().parent_path(), dir).string()] = s;
+    }
+  return all;
+}
+
+// A page's Markdown, its headings one level down and its figures re-rooted at the report.
+std::string embed_page(const fs::path& page_dir, const std::string& rel) {
+  std::string md = slurp(page_dir / "page.md");
+  if (md.rfind("# ", 0) == 0) md = "#" + md;
+  md = std::regex_replace(md, std::regex(R"(\]\(([^)/]+\.svg)\))"), "](" + rel + "/$1)");
+  return md;
+}
+
+const char* kStyle = R"(<style>
+body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
+th { background: #f3f3f3; }
+figure { margin: 1em 0; } figcaption { font-size: 0.85em; color: #555; }
+svg { max-width: 100%; height: auto; }
+code { background: #f6f6f6; padding: 0 0.2em; }
+h2 { border-top: 2px solid #ddd; padding-top: 1em; margin-top: 2em; }
+</style>)";
+
+}  // namespace
+
+json build(const Options& opt) {
+  const fs::path from(opt.from), out(opt.out), pages = out / "pages";
+  fs::create_directories(pages);
+  json report{{"schema_version", 1}, {"from", opt.from}, {"sections", json::array()}, {"missing_inputs", json::array()}};
+  {
+    const std::time_t now = std::time(nullptr);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    report["generated"] = buf;
+  }
+  std::set<std::string> ops, backends, checks;
+  std::vector<std::string> order;
+  json inputs = json::object();
+
+  if (auto c = load(from / "campaign" / "campaign.json")) {
+    json s = accuracy_section(*c, pages.string());
+    report["accuracy"] = (*c)["records"];
+    for (const json& r : (*c)["records"]) ops.insert(r["op"]), backends.insert(r["backend"]);
+    backends.insert("ref");
+    checks.insert("campaign (differential, float32 error bound)");
+    inputs["campaign seed"] = (*c).value("seed", 0);
+    inputs["campaign cases per op"] = (*c).value("cases_per_op", 0);
+    order.push_back("accuracy");
+  } else {
+    report["missing_inputs"].push_back("campaign/campaign.json");
+    missing_section("accuracy", "Accuracy per op and backend", "oplab campaign", pages.string());
+    order.push_back("accuracy");
+  }
+  if (auto g = load(from / "gradcheck.json")) {
+    gradcheck_section(*g, pages.string());
+    report["gradcheck"] = {{"summary", g->value("summary", json::array())}, {"sides", g->value("sides", json::array())},
+                           {"seed", g->value("seed", json(nullptr))}};
+    for (const json& r : g->value("summary", json::array()))
+      ops.insert(r.value("op", "")), backends.insert(r.value("backend", "")), checks.insert("gradcheck " + r.value("method", ""));
+    inputs["gradcheck seed"] = g->value("seed", json(nullptr));
+  } else {
+    report["missing_inputs"].push_back("gradcheck.json");
+    missing_section("gradcheck", "Gradient checks", "oplab gradcheck", pages.string());
+  }
+  order.push_back("gradcheck");
+  const json fz = fuzz_summaries(from / "fuzz");
+  if (!fz.empty()) {
+    fuzz_section(fz, pages.string());
+    report["fuzz"] = fz;
+    for (const auto& [dir, s] : fz.items()) {
+      for (const auto& [op, n] : member(s["cases"], "per_op").items()) ops.insert(op);
+      const json b = s.value("options", json::object()).value("backend", json());
+      if (b.is_string()) backends.insert(b.get<std::string>());
+      if (b.is_array())
+        for (const auto& x : b) backends.insert(x.get<std::string>());
+      for (const auto& [name, n] : member(s, "checks").items()) checks.insert("fuzz " + name);
+    }
+  } else {
+    report["missing_inputs"].push_back("fuzz/*/summary.json");
+    missing_section("fuzz", "Fuzz campaigns", "oplab fuzz", pages.string());
+  }
+  order.push_back("fuzz");
+  if (auto b = load(from / "bench.json")) {
+    performance_section(*b, pages.string());
+    report["performance"] = {{"copy_bandwidth_gbs", (*b)["copy_bandwidth_gbs"]}, {"threads", (*b)["threads"]},
+                             {"records", (*b)["records"]}};
+    checks.insert("benchmark");
+    inputs["bench threads"] = (*b).value("threads", 0);
+    if (b->contains("peer_versions")) inputs["peer_versions"] = (*b)["peer_versions"];
+  } else {
+    report["missing_inputs"].push_back("bench.json");
+    missing_section("performance", "Performance against the peer", "oplab bench", pages.string());
+  }
+  order.push_back("performance");
+
+  // Study notebooks: their pages are copied in as they are.
+  if (fs::exists(from / "notebooks"))
+    for (const auto& e : fs::directory_iterator(from / "notebooks"))
+      if (fs::exists(e.path() / "page.json")) {
+        const std::string name = "nb-" + e.path().filename().string();
+        fs::remove_all(pages / name);
+        fs::copy(e.path(), pages / name, fs::copy_options::recursive);
+        order.push_back(name);
+        checks.insert("notebook " + e.path().filename().string());
+      }
+  machine_section(inputs, pages.string(), opt.command);
+  order.push_back("reproduce");
+
+  // index.md: contents with every page's one-line answer, then the pages.
+  std::ostringstream md;
+  md << "# oplab report\n\nGenerated " << report["generated"].get<std::string>() << " from `" << opt.from
+     << "`.\n\n| section | answer |\n|---|---|\n";
+  for (const auto& name : order) {
+    json pj = read_json_file((pages / name / "page.json").string());
+    pj["page"] = "pages/" + name;
+    report["sections"].push_back(pj);
+    std::string answer = pj.value("answer", "");
+    for (char& ch : answer)
+      if (ch == '|') ch = '/';
+    md << "| " << pj.value("title", name) << " | " << answer << " |\n";
+  }
+  auto joined = [](const std::set<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s.empty() ? std::string("none") : s;
+  };
+  md << "\n**Ops:** " << joined(ops) << ".  \n**Backends:** " << joined(backends) << ".  \n**Checks that ran:** "
+     << joined(checks) << ".\n";
+  if (!report["missing_inputs"].empty()) md << "\n**Not found:** " << report["missing_inputs"].dump() << "\n";
+  for (const auto& name : order) md << "\n" << embed_page(pages / name, "pages/" + name) << "\n";
+  report["ops"] = std::vector<std::string>(ops.begin(), ops.end());
+  report["backends"] = std::vector<std::string>(backends.begin(), backends.end());
+  report["checks"] = std::vector<std::string>(checks.begin(), checks.end());
+
+  write_text(out / "index.md", md.str());
+  const std::string body = inline_svgs(markdown_to_html(md.str()), out.string());
+  write_text(out / "index.html", "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>oplab report</title>" +
+                                     std::string(kStyle) + "</head><body>\n" + body + "</body></html>\n");
+  write_json_file_atomic((out / "report.json").string(), report, 2);
+  return report;
+}
+
+}  // namespace oplab::report

@@ -1,0 +1,39 @@
+// Fuzz campaigns from `oplab fuzz`: cases run, cases/s, checks, and every failure with its
+// minimal case and the command that replays it.
+#include "notebooks-cpp/page.h"
+#include "reports/sections.h"
+
+namespace oplab::report {
+
+json fuzz_section(const json& summaries, const std::string& pages) {
+  nb::Page page(pages, "fuzz", "Fuzz campaigns", "What did the property-based campaigns run, and what did they find?");
+  std::vector<std::vector<std::string>> rows, fails;
+  int64_t cases = 0, failures = 0;
+  double secs = 0;
+  for (const auto& [dir, s] : summaries.items()) {
+    const json opts = s.value("options", json::object());
+    std::string per_op;
+    for (const auto& [op, n] : member(s["cases"], "per_op").items()) per_op += op + " " + n.dump() + "  ";
+    const json& f = s.value("failures", json::array());
+    cases += s["cases"].value("total", int64_t(0)), failures += int64_t(f.size()), secs += s.value("elapsed_s", 0.0);
+    rows.push_back({dir, s.value("status", ""), opts.value("backend", json("")).dump(), nb::fmt(s.value("elapsed_s", 0.0)),
+                    s["cases"].value("total", json(0)).dump(), nb::fmt(s.value("cases_per_second", 0.0)), per_op,
+                    std::to_string(f.size())});
+    for (const json& x : f)
+      fails.push_back({x.value("op", ""), x.value("backend", ""), x.value("property", ""), x.value("detail", ""),
+                       "`oplab replay " + x.value("record", std::string()) + "`"});
+  }
+  page.answer(std::to_string(summaries.size()) + " campaigns ran " + std::to_string(cases) + " cases in " + nb::fmt(secs) +
+              " s and found " + std::to_string(failures) + " failures" + (failures ? " (each below, shrunk and replayable)." : "."));
+  page.table({"campaign", "status", "backend", "seconds", "cases", "cases/s", "cases per op", "failures"}, rows);
+  if (!fails.empty()) {
+    page.text("### Failures (minimal cases)");
+    page.table({"op", "backend", "property", "what", "replay"}, fails);
+  }
+  page.number("cases", cases);
+  page.number("failures", failures);
+  page.write();
+  return json{{"name", "fuzz"}, {"cases", cases}, {"failures", failures}};
+}
+
+}  // namespace oplab::report

@@ -1,0 +1,31 @@
+#pragma once
+// One function per report section: each builds a notebook-style Page (question, one-line
+// answer with the numbers, tables, gnuplot figures) under PAGES/<name>/ from the JSON a check
+// wrote, and returns {"name", "title", "answer", ...} for report.json.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace oplab::report {
+
+using json = nlohmann::json;
+
+json accuracy_section(const json& campaign, const std::string& pages);
+json performance_section(const json& bench, const std::string& pages);
+json gradcheck_section(const json& gradcheck, const std::string& pages);
+json fuzz_section(const json& fuzz_summaries, const std::string& pages);
+json machine_section(const json& inputs, const std::string& pages, const std::string& command);
+
+// j[key] when present, else an empty object: safe to iterate with .items() (a temporary from
+// json::value() would die before the loop body runs).
+inline const json& member(const json& j, const char* key) {
+  static const json empty = json::object();
+  auto it = j.find(key);
+  return it == j.end() ? empty : *it;
+}
+
+// A page that says an input was not found, so the report never silently lacks a section.
+json missing_section(const std::string& name, const std::string& title, const std::string& what,
+                     const std::string& pages);
+
+}  // namespace oplab::report

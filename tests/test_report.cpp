@@ -1,0 +1,69 @@
+// The report end to end: a fixed small run of every check (campaign, gradcheck, fuzz, bench),
+// then `oplab report`. Its report.json must validate against docs/report-schema.json (checked by
+// python3-jsonschema, a standard validator), and the HTML must name every op, backend and check
+// that report.json says ran, and be self-contained (figures inlined).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/case_io.h"
+
+namespace oplab {
+namespace {
+
+namespace fs = std::filesystem;
+
+int sh(const std::string& cmd) {
+  const int status = std::system((cmd + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(Report, BuiltFromASmallRunValidatesAndNamesEverything) {
+  const fs::path dir = fs::temp_directory_path() / ("oplab_report_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string oplab = OPLAB_CLI, out = dir.string();
+  // The campaign exits 1 when it finds failures; the report must be built either way.
+  ASSERT_LE(sh(oplab + " campaign --cases 15 --seed 3 --out " + out + "/campaign"), 1);
+  ASSERT_TRUE(fs::exists(dir / "campaign" / "campaign.json"));
+  ASSERT_EQ(sh(oplab + " gradcheck --op all --backend ref --cases 2 --seed 3 --out " + out + "/gradcheck.json"), 0);
+  ASSERT_EQ(sh(oplab + " fuzz --op roi_align --backend ref --cases 10 --seed 3 --no-fork --out " + out + "/fuzz/ref"), 0);
+  ASSERT_EQ(sh(oplab + " bench --reduced --shape nearest --repeats 1 --warmup 0 --no-backward --out " + out + "/bench.json"), 0);
+  ASSERT_EQ(sh(oplab + " report --from " + out + " --out " + out + "/report"), 0);
+
+  const fs::path report = dir / "report";
+  ASSERT_TRUE(fs::exists(report / "index.html"));
+  ASSERT_TRUE(fs::exists(report / "index.md"));
+  EXPECT_EQ(sh("/usr/bin/python3 -m jsonschema -i " + (report / "report.json").string() + " " + OPLAB_SOURCE_DIR +
+               "/docs/report-schema.json"),
+            0)
+      << "report.json does not validate against docs/report-schema.json";
+
+  const json r = read_json_file((report / "report.json").string());
+  EXPECT_TRUE(r["missing_inputs"].empty()) << r["missing_inputs"].dump();
+  const std::string html = slurp(report / "index.html");
+  for (const char* list : {"ops", "backends", "checks"}) {
+    EXPECT_FALSE(r[list].empty()) << list;
+    for (const auto& name : r[list]) EXPECT_NE(html.find(name.get<std::string>()), std::string::npos) << list << ": " << name;
+  }
+  for (const char* op : {"deform_conv2d", "roi_pool", "roi_align", "deform_roi_pool", "interpolate"})
+    EXPECT_NE(html.find(op), std::string::npos) << op;
+  // Self-contained: figures are inline SVG, no image files referenced.
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  for (const auto& s : r["sections"]) EXPECT_FALSE(s["answer"].get<std::string>().empty()) << s["name"];
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace oplab
