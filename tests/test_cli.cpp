@@ -11,45 +11,19 @@
 #include <sys/wait.h>
 
 #include "core/case_io.h"
+#include "tests/cli_fixture.h"
 
 namespace oplab {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
+using testing_cli::CliRun;
+using testing_cli::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-class Cli : public ::testing::Test {
+class Cli : public testing_cli::CliFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("oplab_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CliRun run(const std::string& args) {
-    const std::string cmd = std::string(OPLAB_CLI) + " " + args + " >" + (dir_ / "stdout").string() + " 2>" +
-                            (dir_ / "stderr").string();
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "stdout"), slurp(dir_ / "stderr")};
-  }
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  fs::path dir_;
+  Cli() : CliFixture("") {}
 };
 
 const char* kRoiAlignCase = R"({"op": "roi_align",
