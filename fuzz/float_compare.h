@@ -10,15 +10,18 @@
 //   kappa : u * (n + 2 C), u = 2^-24: n terms accumulate rounding (gamma_n), and the float
 //           sampling coordinate, of magnitude up to C pixels, is off by up to u*C, which moves
 //           a bilinear value by at most 2 * u * C * A.
-//   The 1e-3 floor covers elements whose terms cancel and the offset gradients (differences
-//   of pixel values, not sums of products).
+//   The 1e-3 floor covers elements whose terms cancel. Offset gradients are differences of
+//   neighbouring pixels: their A is the largest of the magnitude case and two cases whose
+//   feature maps alternate sign by row / by column, which add the two pixels' magnitudes.
 // A backend passes a case when every element is within `multiple` x B_i.
 //
 // Boundary flips: where an element fails, the reference is re-run with the case's coordinates
 // (rois, offsets, scale factors) nudged by a few float32 ulps either way; if the backend then
 // agrees, the element lies on a discrete decision (a floor, a round, a range cut-off, a max
 // winner, an adaptive grid size) that float32 legitimately took the other way. Such cases are
-// counted and reported as flips, never as passes.
+// counted and reported as flips, never as passes. roi_align max: float32 may also pick another
+// winner among near-tied samples; an element within the reference's range over those choices
+// (ref::roi_align_max_grad_range) is a flip as well.
 #include <string>
 
 #include <vector>
