@@ -19,4 +19,25 @@ Registry& builtin_backends() {
   return *registry;
 }
 
+void FailureTally::add(const Backend* b, bool named_explicitly, int64_t n) {
+  const BackendRole role = b ? b->role() : BackendRole::Implementation;
+  switch (role) {
+    case BackendRole::Implementation: implementation += n; break;
+    case BackendRole::StudyVariant: study_variant += n; break;
+    case BackendRole::SeededBug: seeded_bug += n; break;
+  }
+  if (role == BackendRole::Implementation || named_explicitly) counted += n;
+}
+
+std::string FailureTally::describe() const {
+  return std::to_string(implementation + study_variant + seeded_bug) + " failures: " + std::to_string(implementation) +
+         " of implementations, " + std::to_string(seeded_bug) + " on seeded bugs (caught), " +
+         std::to_string(study_variant) + " on study variants (departures)";
+}
+
+nlohmann::json FailureTally::to_json() const {
+  return {{"implementation", implementation}, {"seeded_bug", seeded_bug}, {"study_variant", study_variant},
+          {"counted_for_exit", counted}};
+}
+
 }  // namespace oplab

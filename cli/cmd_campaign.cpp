@@ -73,7 +73,9 @@ int run_campaign(const Options& opt) {
 
   json records = json::array();
   int failures = 0;
-  std::cout << std::left << std::setw(16) << "op" << std::setw(13) << "backend" << std::right << std::setw(7) << "cases"
+  FailureTally tally;
+  const bool named = !opt.backends.empty();
+  std::cout << std::left << std::setw(16) << "op" << std::setw(32) << "backend" << std::right << std::setw(7) << "cases"
             << std::setw(7) << "agree" << std::setw(10) << "diverge" << std::setw(8) << "unsupp" << std::setw(9)
             << "DISAGREE" << std::setw(7) << "ERROR" << std::setw(12) << "worst" << std::setw(10) << "cases/s" << '\n';
   for (const std::string& op : ops) {
@@ -103,6 +105,7 @@ int run_campaign(const Options& opt) {
         if (o.verdict == fuzz::Verdict::Agree) worst = std::max(worst, o.max_rel);
         if (o.verdict == fuzz::Verdict::Disagree || o.verdict == fuzz::Verdict::Error) {
           ++failures;
+          tally.add(b, named);
           const std::string file = (fs::path(opt.out) / "failures" /
                                     (op + "-" + b->name() + "-" + std::to_string(i) + ".json")).string();
           write_json_file_atomic(file, case_to_json(cases[i]));
@@ -111,14 +114,14 @@ int run_campaign(const Options& opt) {
         }
       }
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::cout << std::left << std::setw(16) << op << std::setw(13) << b->name() << std::right << std::setw(7)
+      std::cout << std::left << std::setw(16) << op << std::setw(32) << b->name() << std::right << std::setw(7)
                 << cases.size() << std::setw(7) << count["agree"] << std::setw(10) << count["named-divergence"]
                 << std::setw(8) << count["unsupported"] << std::setw(9) << count["DISAGREE"] << std::setw(7)
                 << count["ERROR"] << std::setw(12) << std::setprecision(2) << worst << std::setw(10)
                 << std::fixed << std::setprecision(0) << double(cases.size()) / secs << std::defaultfloat << '\n';
       if (count["forward only"]) std::cout << "    forward only (no backward kernel): " << count["forward only"] << '\n';
       for (const auto& [name, n] : divergences) std::cout << "    divergence " << name << ": " << n << '\n';
-      records.push_back({{"op", op}, {"backend", b->name()}, {"against", "ref"}, {"cases", cases.size()},
+      records.push_back({{"op", op}, {"backend", b->name()}, {"role", backend_role_name(b->role())}, {"against", "ref"}, {"cases", cases.size()},
                          {"verdicts", count}, {"divergences", divergences}, {"max_rel_agreeing", worst},
                          {"seconds", secs}, {"rtol", tol.rtol}});
       if (b->is_float32()) {
@@ -129,11 +132,11 @@ int run_campaign(const Options& opt) {
     }
   }
   const json summary{{"seed", opt.seed}, {"cases_per_op", opt.cases}, {"records", records},
-                     {"skipped_backends", skipped}, {"failures", failures}};
+                     {"skipped_backends", skipped}, {"failures", failures}, {"failures_by_role", tally.to_json()}};
   const std::string path = (fs::path(opt.out) / "campaign.json").string();
   write_json_file_atomic(path, summary, 2);
-  std::cout << "\nwrote " << path << " (" << failures << " failures)\n";
-  return failures ? kFailed : kOk;
+  std::cout << "\nwrote " << path << " (" << tally.describe() << ")\n";
+  return tally.counted ? kFailed : kOk;
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 //   oplab fuzz --op OP|all --backend B|all [--against ref] (--time S | --cases N) [--seed S]
 //              [--shard K/N] [--out DIR] [--keep-going] [--property P]... [--timeout S]
 //              [--shrink-time S] [--no-fork] [--progress-every S]
-// Exit: 0 no failure, 1 failures (each shrunk and saved under DIR/failures), 2 bad command
+// Exit: 0 no failure that counts, 1 failures (each shrunk and saved under DIR/failures; under
+// `--backend all` only those of implementations count, cli/builtin_backends.h), 2 bad command
 // line (one line on stderr), 130 interrupted (everything found so far is saved).
+#include <algorithm>
 #include <unistd.h>
 
 #include <iostream>
@@ -69,8 +71,12 @@ int run(const Args& a, const std::vector<std::string>& extras) {
   }
   std::cout << (r.interrupted ? "interrupted" : "finished") << ": " << r.cases << " cases, " << r.checks << " checks, "
             << r.failures.size() << " failures in " << r.seconds << " s; summary: " << o.out << "/summary.json\n";
+  FailureTally tally;
+  const bool named = std::find(a.backends.begin(), a.backends.end(), "all") == a.backends.end();
+  for (const auto& f : r.failures) tally.add(builtin_backends().find(f.backend), named);
+  std::cout << tally.describe() << '\n';
   if (r.interrupted) return 130;
-  return r.failures.empty() ? kOk : kFailed;
+  return tally.counted ? kFailed : kOk;
 }
 
 }  // namespace

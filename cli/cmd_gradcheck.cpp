@@ -87,15 +87,18 @@ int run_gradcheck(const Options& o) {
   gradcheck::print_summary(std::cout, rows);
   gradcheck::print_sides(std::cout, sides);
   int64_t failures = 0;
-  for (const auto& r : records) failures += r.failed() ? 1 : 0;
+  FailureTally tally;
+  for (const auto& r : records)
+    if (r.failed()) ++failures, tally.add(reg.find(r.backend), o.backend != "all");
   for (const auto& r : records)
     if (r.failed()) std::cout << "FAIL " << r.op << " " << r.backend << " " << r.input << " " << r.method << " case " << r.case_index << ": " << r.detail << '\n';
 
   if (!o.out.empty()) {
-    json recs = json::array();
+    json recs = json::array(), roles = json::object();
+    for (Backend* b : backends) roles[b->name()] = backend_role_name(b->role());
     for (const auto& r : records) recs.push_back(gradcheck::record_to_json(r));
     const json doc{{"command", "gradcheck"}, {"op", o.op}, {"backend", o.backend}, {"cases_per_op", n_cases},
-                   {"seed", seed}, {"failures", failures}, {"summary", gradcheck::summary_to_json(rows)},
+                   {"seed", seed}, {"failures", failures}, {"failures_by_role", tally.to_json()}, {"backend_roles", roles}, {"summary", gradcheck::summary_to_json(rows)},
                    {"sides", gradcheck::sides_to_json(sides)}, {"records", recs}};
     try {
       write_json_file_atomic(o.out, doc, 1);
@@ -103,9 +106,10 @@ int run_gradcheck(const Options& o) {
       std::cerr << "gradcheck: " << e.what() << '\n';
       return kFailed;
     }
-    std::cout << "\nwrote " << o.out << " (" << records.size() << " records, " << failures << " failures)\n";
+    std::cout << "\nwrote " << o.out << " (" << records.size() << " records)\n";
   }
-  return failures ? kFailed : kOk;
+  std::cout << tally.describe() << '\n';
+  return tally.counted ? kFailed : kOk;
 }
 
 }  // namespace

@@ -56,3 +56,16 @@ std::vector<std::string> Registry::names() const {
 }
 
 }  // namespace oplab
+
+namespace oplab {
+
+const char* backend_role_name(BackendRole r) {
+  switch (r) {
+    case BackendRole::Implementation: return "implementation";
+    case BackendRole::StudyVariant: return "study-variant";
+    case BackendRole::SeededBug: return "seeded-bug";
+  }
+  return "?";
+}
+
+}  // namespace oplab

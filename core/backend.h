@@ -11,6 +11,17 @@
 
 namespace oplab {
 
+// What a backend is for, which decides how its disagreements read:
+//  * Implementation: a kernel people use (ref, the peer, the Halide kernels). Any failure is
+//    a finding and makes the checks exit non-zero.
+//  * StudyVariant: an implementation from the seeds or from another library, kept to show
+//    where and by how much it departs (dcn-4uiiurz1, dcn-onnx, drp-mmcv-grad).
+//  * SeededBug: a published bug reproduced on purpose; a failure means the harness caught it.
+// Variants' failures count toward the exit status only when the backend was named on the
+// command line (not under `--backend all`).
+enum class BackendRole { Implementation, StudyVariant, SeededBug };
+const char* backend_role_name(BackendRole r);  // "implementation", "study-variant", "seeded-bug"
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -28,6 +39,7 @@ class Backend {
   // True for float32 kernels: they are judged by the per-element error bound of SPEC §9
   // (fuzz/float_compare.h), not by double-precision agreement.
   virtual bool is_float32() const { return false; }
+  virtual BackendRole role() const { return BackendRole::Implementation; }
 };
 
 // Checks the case against SPEC §7 (throws InvalidCase), returns the output shape.

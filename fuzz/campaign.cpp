@@ -313,6 +313,9 @@ class Runner {
               {"fork", opt_.isolation.fork},
               {"timeout_s", opt_.isolation.timeout_s},
               {"shrink_time_s", opt_.shrink_time_s}};
+    json roles = json::object();  // so that a report can tell caught seeded bugs from findings
+    for (Backend* b : plan_.subjects) roles[b->name()] = backend_role_name(b->role());
+    o["backend_roles"] = roles;
     o["cases"] = opt_.cases ? json(*opt_.cases) : json(nullptr);
     o["time_s"] = opt_.time_s ? json(*opt_.time_s) : json(nullptr);
     return o;

@@ -271,7 +271,10 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
         const Tensor* t = find(alt, key);
         if (!t) continue;
         const double ra = t->data[i];
-        if (same_class(ra, e) && (!std::isfinite(ra) || std::fabs(e - ra) <= bound)) explained = true;
+        // On the other side of the decision the element's magnitude may be larger than on
+        // this one (a cut-off side reads 0): the bound grows by the alternative's own value.
+        const double alt_bound = bound + multiple * kappa * std::fabs(ra);
+        if (same_class(ra, e) && (!std::isfinite(ra) || std::fabs(e - ra) <= alt_bound)) explained = true;
       }
       // roi_align max: near-tied samples whose order float32 rounding may swap. The element
       // is explained if it lies within the range the choice of winners allows.

@@ -19,11 +19,13 @@ json accuracy_section(const json& campaign, const std::string& pages) {
                 "How far is each backend from the double-precision reference, and where?");
   const json& records = campaign.at("records");
   int failures = 0, flips = 0, divergences = 0;
+  RoleFailures by_role;
   double worst_float = 0;
   std::vector<std::vector<std::string>> rows;
   for (const json& r : records) {
     const bool fl = r.contains("accuracy");
     failures += verdict(r, "DISAGREE") + verdict(r, "ERROR");
+    by_role.add(role_of(campaign, r, r["backend"]), r["backend"], verdict(r, "DISAGREE") + verdict(r, "ERROR"));
     const int named = verdict(r, "named-divergence");
     if (fl) flips += named, worst_float = std::max(worst_float, r["accuracy"].value("worst_error_over_bound", 0.0));
     else divergences += named;
@@ -37,8 +39,8 @@ json accuracy_section(const json& campaign, const std::string& pages) {
                     fl ? nb::fmt(a.value("max_ulp", 0.0)) : "-"});
   }
   page.answer(std::to_string(records.size()) + " op x backend pairs over " + std::to_string(campaign.value("cases_per_op", 0)) +
-              " cases per op (seed " + std::to_string(campaign.value("seed", 0)) + "): " + std::to_string(failures) +
-              " failures, " + std::to_string(divergences) + " cases explained by named peer divergences, " +
+              " cases per op (seed " + std::to_string(campaign.value("seed", 0)) + "): " + by_role.sentence() + "; " +
+              std::to_string(divergences) + " cases explained by named peer divergences, " +
               std::to_string(flips) + " float32 boundary flips; worst float32 error " + nb::fmt(worst_float) +
               " x its own error bound (pass: <= 8).");
   page.text("Double backends (the peer, variants) must agree with `ref` to 1e-10 relative; float32 kernels must stay within "

@@ -9,6 +9,7 @@ json fuzz_section(const json& summaries, const std::string& pages) {
   nb::Page page(pages, "fuzz", "Fuzz campaigns", "What did the property-based campaigns run, and what did they find?");
   std::vector<std::vector<std::string>> rows, fails;
   int64_t cases = 0, failures = 0;
+  RoleFailures by_role;
   double secs = 0;
   for (const auto& [dir, s] : summaries.items()) {
     const json opts = s.value("options", json::object());
@@ -19,12 +20,16 @@ json fuzz_section(const json& summaries, const std::string& pages) {
     rows.push_back({dir, s.value("status", ""), opts.value("backend", json("")).dump(), nb::fmt(s.value("elapsed_s", 0.0)),
                     s["cases"].value("total", json(0)).dump(), nb::fmt(s.value("cases_per_second", 0.0)), per_op,
                     std::to_string(f.size())});
-    for (const json& x : f)
+    for (const auto& [backend, role] : member(opts, "backend_roles").items())
+      if (role == "seeded-bug") by_role.add("seeded-bug", backend, 0);  // tried, caught or not
+    for (const json& x : f) {
+      by_role.add(role_of(opts, json(), x.value("backend", "")), x.value("backend", ""), 1);
       fails.push_back({x.value("op", ""), x.value("backend", ""), x.value("property", ""), x.value("detail", ""),
                        "`oplab replay " + x.value("record", std::string()) + "`"});
+    }
   }
   page.answer(std::to_string(summaries.size()) + " campaigns ran " + std::to_string(cases) + " cases in " + nb::fmt(secs) +
-              " s and found " + std::to_string(failures) + " failures" + (failures ? " (each below, shrunk and replayable)." : "."));
+              " s: " + by_role.sentence() + (failures ? " (each below, shrunk and replayable)." : "."));
   page.table({"campaign", "status", "backend", "seconds", "cases", "cases/s", "cases per op", "failures"}, rows);
   if (!fails.empty()) {
     page.text("### Failures (minimal cases)");

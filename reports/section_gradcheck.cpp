@@ -14,18 +14,19 @@ json gradcheck_section(const json& g, const std::string& pages) {
   nb::Page page(pages, "gradcheck", "Gradient checks", "Is every backward right, including at the kinks of these ops?");
   std::vector<std::vector<std::string>> rows;
   int64_t checks = 0, fails = 0, moved = 0, skipped = 0;
+  RoleFailures by_role;
   for (const json& r : g.value("summary", json::array())) {
     const json v = r.value("verdicts", json::object());
     const int64_t f = v.value("FAIL", int64_t(0));
     checks += r.value("checks", int64_t(0)), fails += f;
+    by_role.add(role_of(g, json(), r.value("backend", "")), r.value("backend", ""), f);
     moved += r.value("moved", int64_t(0)) + r.value("shrunk", int64_t(0)), skipped += r.value("skipped", int64_t(0));
     rows.push_back({r.value("op", ""), r.value("backend", ""), r.value("input", ""), r.value("method", ""),
                     std::to_string(r.value("checks", 0)), std::to_string(f), num(r.value("worst_error", json(0))),
                     num(r.value("tolerance", json(0))), std::to_string(r.value("moved", 0)), std::to_string(r.value("shrunk", 0)),
                     std::to_string(r.value("skipped", 0))});
   }
-  page.answer(std::to_string(checks) + " checks (seed " + g.value("seed", json(0)).dump() + "), " + std::to_string(fails) +
-              " failures; " + std::to_string(moved) + " points moved or steps shrunk off kinks and " + std::to_string(skipped) +
+  page.answer(std::to_string(checks) + " checks (seed " + g.value("seed", json(0)).dump() + "), " + by_role.sentence() + "; " + std::to_string(moved) + " points moved or steps shrunk off kinks and " + std::to_string(skipped) +
               " skipped, all counted below.");
   page.text("Methods: `fd-projection` (v^T J u by central differences), `fd-jacobian` (full Jacobian on small cases), "
             "`adjoint` (<J x, y> = <x, J^T y>, exact), `vs-ref` (a backend's gradient against the reference's), "

@@ -19,18 +19,21 @@ json performance_section(const json& bench, const std::string& pages) {
     const json& peer = r["peer"];
     const bool have = ours.contains("median_ms"), have_peer = peer.contains("median_ms");
     std::string ratio = "-";
+    const bool baseline = peer.contains("baseline");  // the peer lacks the op: our double reference
     if (r.contains("ratio")) {
       const double x = r["ratio"];
-      ratio = nb::fmt(x) + "x";
-      best = std::max(best, x), worst = std::min(worst, x), ++with_ratio;
+      ratio = nb::fmt(x) + "x" + (baseline ? " (vs ref)" : "");
+      if (!baseline) best = std::max(best, x), worst = std::min(worst, x), ++with_ratio;
     }
     rows.push_back({r["shape"], r["pass"], r["backend"],
                     have ? nb::fmt(ours["median_ms"].get<double>()) + (ours.value("kernel_only", false) ? "" : "*")
                          : ours.value("unsupported", std::string("-")),
-                    have_peer ? nb::fmt(peer["median_ms"].get<double>()) : peer.value("unsupported", std::string("-")),
-                    ratio, r.contains("gbs") ? nb::fmt(r["gbs"].get<double>()) : "-",
+                    have_peer ? nb::fmt(peer["median_ms"].get<double>()) + (baseline ? " (ref)" : "")
+                              : peer.value("unsupported", std::string("-")),
+                    ratio, r.contains("gflops") ? nb::fmt(r["gflops"].get<double>()) : "-",
+                    r.contains("gbs") ? nb::fmt(r["gbs"].get<double>()) : "-",
                     r.contains("copy_fraction") ? nb::fmt(100 * r["copy_fraction"].get<double>(), 2) + "%" : "-"});
-    if (have && have_peer) {
+    if (have && have_peer && !baseline) {
       categories.push_back(r["shape"].get<std::string>() + " " + r["pass"].get<std::string>().substr(0, 3));
       ms[0].push_back(ours["median_ms"]);
       ms[1].push_back(peer["median_ms"]);
@@ -43,9 +46,10 @@ json performance_section(const json& bench, const std::string& pages) {
   page.text("Median of " + std::to_string(bench.value("repeats", 0)) + " runs after " + std::to_string(bench.value("warmup", 0)) +
             " warm-up runs, " + std::to_string(bench.value("threads", 0)) + " threads on both sides, float32; " +
             (bench.value("reduced", false) ? "reduced shapes (the main job's)" : "the standard shapes of the design notes") +
-            ". GB/s counts every input read once and the output written once. * = timed through the backend's run(), "
-            "float conversion included.");
-  page.table({"shape", "pass", "backend", "ours ms", "peer ms", "ratio", "GB/s", "of copy bw"}, rows);
+            ". GB/s counts every input read once and the output written once; deform_conv2d, bound by arithmetic, "
+            "reports GFLOP/s instead. * = timed through the backend's run(), float conversion included. Where the peer "
+            "lacks the op (deform_roi_pool) the ratio is against our double reference, one thread, one run.");
+  page.table({"shape", "pass", "backend", "ours ms", "peer ms", "ratio", "GFLOP/s", "GB/s", "of copy bw"}, rows);
   if (!categories.empty()) {
     nb::PlotOptions o;
     o.title = "median time per call (ms, log scale)";

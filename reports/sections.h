@@ -2,6 +2,7 @@
 // One function per report section: each builds a notebook-style Page (question, one-line
 // answer with the numbers, tables, gnuplot figures) under PAGES/<name>/ from the JSON a check
 // wrote, and returns {"name", "title", "answer", ...} for report.json.
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,19 @@ inline const json& member(const json& j, const char* key) {
   auto it = j.find(key);
   return it == j.end() ? empty : *it;
 }
+
+// The role of a backend (core/backend.h) as the JSON that mentions it records it: a record's
+// own "role", else the document's "backend_roles" map; "implementation" when neither says.
+std::string role_of(const json& doc, const json& record, const std::string& backend);
+
+// Failures counted by role, for the one-line answers: findings (implementations) are told
+// apart from seeded bugs the harness caught and from the study variants' known departures.
+struct RoleFailures {
+  int64_t implementation = 0, seeded_bug = 0, study_variant = 0;
+  std::map<std::string, int64_t> per_seeded_bug;  // backend -> failures (caught when > 0)
+  void add(const std::string& role, const std::string& backend, int64_t n);
+  std::string sentence() const;  // "0 failures of implementations; 5 seeded bugs caught (...); 12 study-variant departures"
+};
 
 // A page that says an input was not found, so the report never silently lacks a section.
 json missing_section(const std::string& name, const std::string& title, const std::string& what,

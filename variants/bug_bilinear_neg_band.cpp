@@ -15,6 +15,7 @@ namespace {
 class BugBilinearNegBand : public Backend {
  public:
   std::string name() const override { return "bug-bilinear-neg-band"; }
+  BackendRole role() const override { return BackendRole::SeededBug; }
   std::string description() const override {
     return "seeded bug: roi_align sampler returns 0 for y in (-1, 0) instead of the edge row "
            "(jwyang/faster-rcnn.pytorch roi_align, issues #638/#683)";

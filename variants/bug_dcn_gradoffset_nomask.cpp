@@ -16,6 +16,7 @@ namespace {
 class BugDcnGradOffsetNoMask : public Backend {
  public:
   std::string name() const override { return "bug-dcn-gradoffset-nomask"; }
+  BackendRole role() const override { return BackendRole::SeededBug; }
   std::string description() const override {
     return "seeded bug: deform_conv2d grad_offset without the mask factor; rest = ref";
   }

@@ -26,6 +26,7 @@ Tensor swap_channels(const Tensor& off) {
 class BugDrpSwappedOffsets : public Backend {
  public:
   std::string name() const override { return "bug-drp-swapped-offsets"; }
+  BackendRole role() const override { return BackendRole::SeededBug; }
   std::string description() const override {
     return "seeded bug: deform_roi_pool reads offset channel 0 as y and 1 as x (deform_conv2d's order; "
            "mmdetection#2504, PyTorch-Deformable-Convolution-v2#17)";

@@ -21,6 +21,7 @@ namespace {
 class BugInterpSize1Scale0 : public Backend {
  public:
   std::string name() const override { return "bug-interp-size1-scale0"; }
+  BackendRole role() const override { return BackendRole::SeededBug; }
   std::string description() const override {
     return "seeded bug: interpolate (linear, cubic) uses scale 0 for output size 1 without align_corners "
            "(old PyTorch, fixed in 6ab3a21; pytorch/pytorch#30565)";

@@ -15,6 +15,7 @@ namespace {
 class BugRoiAlignAlignedClampBwd : public Backend {
  public:
   std::string name() const override { return "bug-roialign-aligned-clamp-bwd"; }
+  BackendRole role() const override { return BackendRole::SeededBug; }
   std::string description() const override {
     return "seeded bug: roi_align backward clamps the roi size when aligned instead of when not (pytorch/vision#2438)";
   }

@@ -15,6 +15,7 @@ namespace {
 class BugRoiAlignCount0Nan : public Backend {
  public:
   std::string name() const override { return "bug-roialign-count0-nan"; }
+  BackendRole role() const override { return BackendRole::SeededBug; }
   std::string description() const override {
     return "seeded bug: roi_align avg count without max(count,1): NaN for an empty aligned bin "
            "(pytorch/vision#1908 review, detectron2#804)";

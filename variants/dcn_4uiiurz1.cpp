@@ -82,6 +82,7 @@ struct Sample {
 class Dcn4uiiurz1Backend : public Backend {
  public:
   std::string name() const override { return "dcn-4uiiurz1"; }
+  BackendRole role() const override { return BackendRole::StudyVariant; }
   std::string description() const override {
     return "study: the pure-PyTorch DCNv2 of 4uiiurz1 (padded coordinates, p_0 from 1, clamped corners, "
            "materialised [N,C,Ho*kh,Wo*kw] tensor + strided conv), in double";

@@ -52,6 +52,7 @@ AxisCorners axis_corners(double p, int64_t padded_len) {
 class DcnOnnxBackend : public Backend {
  public:
   std::string name() const override { return "dcn-onnx"; }
+  BackendRole role() const override { return BackendRole::StudyVariant; }
   std::string description() const override {
     return "study: the ONNX-operator decomposition of deform_conv2d (pad p+[p==0], Floor, Clip, GatherND, "
            "strided Conv), forward only, in double";

@@ -72,6 +72,7 @@ Tensor mmcv_grad_offset(const Case& c) {
 class DrpMmcvGrad : public Backend {
  public:
   std::string name() const override { return "drp-mmcv-grad"; }
+  BackendRole role() const override { return BackendRole::StudyVariant; }
   std::string description() const override {
     return "deform_roi_pool with mmcv CUDA's grad_offset formula (wrong near the border, SPEC §5); rest = ref";
   }
