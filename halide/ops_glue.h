@@ -3,6 +3,7 @@
 // device and registers itself with a file-scope HalideOpRegistrar, so adding an op's kernels
 // means adding kernels/<op>.cmake, generators/<op>_generator.cpp and glue/<op>.cpp.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -27,5 +28,32 @@ struct HalideOpRegistrar {
 };
 
 const HalideOp* find_halide_op(const std::string& op);  // nullptr when no kernels exist
+
+// Every op's glue is a call object built from a validated case (its tensors converted to
+// float32 buffers once) with forward(), backward() (a no-op without grad_output), sync(bool
+// backward) (waits for the GPU; a no-op on the CPU), before_timed_backward() (the untimed
+// work a timed backward needs, e.g. roi_pool's argmax from the forward) and result(). These
+// two give HalideOp::run and HalideOp::prepare from it.
+template <class Call>
+Result run_call(const Case& c, HalideDevice device) {
+  Call call(c, device);
+  call.forward();
+  call.backward();
+  return call.result();
+}
+
+template <class Call>
+std::function<void()> prepare_call(const Case& c, HalideDevice device, bool backward) {
+  if (backward && !c.grad_output) return {};
+  auto call = std::make_shared<Call>(c, device);
+  if (backward) call->before_timed_backward();
+  return [call, backward] {
+    if (backward)
+      call->backward();
+    else
+      call->forward();
+    call->sync(backward);
+  };
+}
 
 }  // namespace oplab::halide_glue

@@ -80,6 +80,8 @@ class DeformRoiPoolCall {
     check(status, ctx_, "deform_roi_pool backward");
   }
 
+  void before_timed_backward() {}
+
   // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
   void sync(bool backward) {
     Buf& b = backward ? gin_b_ : out_b_;
@@ -113,26 +115,7 @@ class DeformRoiPoolCall {
   Buf in_b_, rois_b_, off_b_, out_b_, gout_b_, gin_b_, goff_b_;
 };
 
-Result run_deform_roi_pool(const Case& c, HalideDevice device) {
-  DeformRoiPoolCall call(c, device);
-  call.forward();
-  call.backward();
-  return call.result();
-}
-
-std::function<void()> prepare_deform_roi_pool(const Case& c, HalideDevice device, bool backward) {
-  if (backward && !c.grad_output) return {};
-  auto call = std::make_shared<DeformRoiPoolCall>(c, device);
-  return [call, backward] {
-    if (backward)
-      call->backward();
-    else
-      call->forward();
-    call->sync(backward);
-  };
-}
-
-const HalideOpRegistrar registrar({"deform_roi_pool", run_deform_roi_pool, nullptr, prepare_deform_roi_pool});
+const HalideOpRegistrar registrar({"deform_roi_pool", run_call<DeformRoiPoolCall>, nullptr, prepare_call<DeformRoiPoolCall>});
 
 }  // namespace
 

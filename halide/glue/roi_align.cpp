@@ -77,6 +77,8 @@ class RoiAlignCall {
     check(status, ctx_, "roi_align backward");
   }
 
+  void before_timed_backward() {}
+
   // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
   void sync(bool backward) {
     Buf& b = backward ? gin_b_ : out_b_;
@@ -106,26 +108,7 @@ class RoiAlignCall {
   Buf in_b_, rois_b_, out_b_, gout_b_, gin_b_;
 };
 
-Result run_roi_align(const Case& c, HalideDevice device) {
-  RoiAlignCall call(c, device);
-  call.forward();
-  call.backward();
-  return call.result();
-}
-
-std::function<void()> prepare_roi_align(const Case& c, HalideDevice device, bool backward) {
-  if (backward && !c.grad_output) return {};
-  auto call = std::make_shared<RoiAlignCall>(c, device);
-  return [call, backward] {
-    if (backward)
-      call->backward();
-    else
-      call->forward();
-    call->sync(backward);
-  };
-}
-
-const HalideOpRegistrar registrar({"roi_align", run_roi_align, nullptr, prepare_roi_align});
+const HalideOpRegistrar registrar({"roi_align", run_call<RoiAlignCall>, nullptr, prepare_call<RoiAlignCall>});
 
 }  // namespace
 

@@ -71,6 +71,9 @@ class RoiPoolCall {
     check(status, ctx_, "roi_pool backward");
   }
 
+  // torchvision's timed backward starts from the argmax its forward saved: so does ours.
+  void before_timed_backward() { forward(); }
+
   // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
   void sync(bool backward) {
     Buf& b = backward ? gin_b_ : out_b_;
@@ -101,27 +104,7 @@ class RoiPoolCall {
   Halide::Runtime::Buffer<int32_t> argmax_b_;
 };
 
-Result run_roi_pool(const Case& c, HalideDevice device) {
-  RoiPoolCall call(c, device);
-  call.forward();
-  call.backward();
-  return call.result();
-}
-
-std::function<void()> prepare_roi_pool(const Case& c, HalideDevice device, bool backward) {
-  if (backward && !c.grad_output) return {};
-  auto call = std::make_shared<RoiPoolCall>(c, device);
-  if (backward) call->forward();  // torchvision's timed backward starts from the saved argmax too
-  return [call, backward] {
-    if (backward)
-      call->backward();
-    else
-      call->forward();
-    call->sync(backward);
-  };
-}
-
-const HalideOpRegistrar registrar({"roi_pool", run_roi_pool, nullptr, prepare_roi_pool});
+const HalideOpRegistrar registrar({"roi_pool", run_call<RoiPoolCall>, nullptr, prepare_call<RoiPoolCall>});
 
 }  // namespace
 
