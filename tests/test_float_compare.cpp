@@ -84,5 +84,79 @@ TEST(FloatCompare, NanWhereTheReferenceHasANumberFails) {
   EXPECT_EQ(fuzz::compare_float_backend(*ref, b, cutoff_case()).kind, fuzz::FloatOutcome::Fail);
 }
 
+
+// deform_conv2d, one 1x1 tap, input row [0.5, 2] padded by one column each side: output column
+// 0 samples x = -1 + Δx. With Δx = -1e-9 the double sample lies just outside (x < -1, value
+// and gradients 0), while float32 rounds -1 + Δx to exactly -1.0f, inside, where the
+// right-sided d/dx is (1 - ly) * X[0,0] = 0.75 * 0.5. The flip check must see this: float32
+// rounds the point relative to the tap position, not relative to the tiny offset.
+Case dcn_tap_case(double dx0) {
+  Case c;
+  c.op = "deform_conv2d";
+  c.params = json{{"stride", {1, 1}}, {"padding", {0, 1}}, {"dilation", {1, 1}}};
+  Tensor x({1, 1, 1, 2});
+  x.data = {0.5, 2};
+  c.inputs["input"] = x;
+  Tensor w({1, 1, 1, 1});
+  w.data = {1};
+  c.inputs["weight"] = w;
+  Tensor off({1, 2, 1, 4});
+  off.data = {0.25, 0.25, 0.25, 0.25, dx0, 0.5, 0.5, 0.5};  // Δy of the 4 outputs, then Δx
+  c.inputs["offset"] = off;
+  Tensor g({1, 1, 1, 4});
+  g.data = {1, 1, 1, 1};
+  c.grad_output = g;
+  return c;
+}
+
+TEST(FloatCompare, DcnOffsetRoundedOntoTheTapIsAFlip) {
+  auto ref = make_ref_backend();
+  const Case c = dcn_tap_case(-1e-9);
+  FakeFloatBackend b([](Case c) { c.inputs["offset"].data[4] = 0; return c; }, [](Result&) {});
+  ASSERT_EQ(evaluate(*ref, c).grads.at("offset").data[4], 0.0);
+  ASSERT_EQ(b.run(c).grads.at("offset").data[4], 0.375);
+  const auto o = fuzz::compare_float_backend(*ref, b, c);
+  EXPECT_EQ(o.kind, fuzz::FloatOutcome::Flip) << o.detail;
+}
+
+TEST(FloatCompare, OffsetGradientBoundCountsBothPixels) {
+  // d/dx between pixels 1000 and 1000.5 is 0.5: a one-ulp float32 error of a value of 1000
+  // (6.1e-5) is within the bound of the sum of |terms| (~2000), though 1e-4 of the result.
+  auto ref = make_ref_backend();
+  Case c = dcn_tap_case(0.5);
+  c.inputs["input"].data = {1000, 1000.5};
+  FakeFloatBackend ulp([](Case c) { return c; }, [](Result& r) { r.grads.at("offset").data[5] += 1000.0 * 0x1p-23; });
+  EXPECT_EQ(fuzz::compare_float_backend(*ref, ulp, c).kind, fuzz::FloatOutcome::Pass);
+  // A tenth of a pixel value off is not rounding.
+  FakeFloatBackend wrong([](Case c) { return c; }, [](Result& r) { r.grads.at("offset").data[5] += 100.0; });
+  EXPECT_EQ(fuzz::compare_float_backend(*ref, wrong, c).kind, fuzz::FloatOutcome::Fail);
+}
+
+TEST(FloatCompare, RoiAlignMaxTieWinnerIsAFlip) {
+  // A constant map: the 2 x 2 samples of the single bin tie exactly, the reference's winner is
+  // the first (0.75, 0.75). A backend whose rounding favours the last sample sends the
+  // gradient to other pixels: a legitimate flip among tied samples, not an error.
+  auto ref = make_ref_backend();
+  Case c;
+  c.op = "roi_align";
+  c.params = json{{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", 2}, {"aligned", false},
+                  {"pool_mode", "max"}};
+  c.inputs["input"] = Tensor({1, 1, 4, 4}, 1.0);
+  Tensor rois({1, 5});
+  rois.data = {0, 0, 0, 3, 3};
+  c.inputs["rois"] = rois;
+  Tensor g({1, 1, 1, 1});
+  g.data = {1};
+  c.grad_output = g;
+  FakeFloatBackend last_wins([](Case c) { c.inputs["input"].at(0, 0, 3, 3) += 1e-9; return c; }, [](Result&) {});
+  ASSERT_NE(evaluate(*ref, c).grads.at("input").data[0], last_wins.run(c).grads.at("input").data[0]);
+  EXPECT_EQ(fuzz::compare_float_backend(*ref, last_wins, c).kind, fuzz::FloatOutcome::Flip);
+  // The same routing on a map without ties is wrong.
+  for (int i = 0; i < 16; ++i) c.inputs["input"].data[size_t(i)] = 1 + i;
+  FakeFloatBackend first_wins([](Case c) { for (int i = 0; i < 16; ++i) c.inputs["input"].data[size_t(i)] = 16 - i; return c; },
+                              [](Result&) {});
+  EXPECT_EQ(fuzz::compare_float_backend(*ref, first_wins, c).kind, fuzz::FloatOutcome::Fail);
+}
+
 }  // namespace
 }  // namespace oplab
