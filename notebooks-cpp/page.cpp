@@ -65,15 +65,24 @@ Page::Page(const std::string& out_root, std::string name, std::string title, std
 
 void Page::text(const std::string& markdown) { blocks_.push_back(markdown); }
 
+std::string md_cell(const std::string& text) {
+  std::string s;
+  for (char ch : text) {
+    if (ch == '|') s += "\\|";
+    else s += ch == '\n' ? ' ' : ch;
+  }
+  return s;
+}
+
 void Page::table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::ostringstream md;
   md << "|";
-  for (const auto& h : header) md << " " << h << " |";
+  for (const auto& h : header) md << " " << md_cell(h) << " |";
   md << "\n|";
   for (size_t i = 0; i < header.size(); ++i) md << "---|";
   for (const auto& row : rows) {
     md << "\n|";
-    for (const auto& cell : row) md << " " << cell << " |";
+    for (const auto& cell : row) md << " " << md_cell(cell) << " |";
   }
   blocks_.push_back(md.str());
 }

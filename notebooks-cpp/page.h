@@ -75,6 +75,10 @@ class Page {
 };
 
 // "%.{sig}g" of a double.
+// Text as one cell of a GFM table: '|' escaped (a bare one would split the cell), line breaks
+// turned into spaces.
+std::string md_cell(const std::string& text);
+
 std::string fmt(double v, int sig = 3);
 
 // Evaluates `c` on `b` (validation, availability, support); empty with the reason in *why when

@@ -10,6 +10,7 @@
 
 #include "core/case_io.h"
 #include "core/op_desc.h"
+#include "notebooks-cpp/page.h"
 #include "reports/markdown_html.h"
 #include "reports/sections.h"
 
@@ -161,10 +162,7 @@ json build(const Options& opt) {
     json pj = read_json_file((pages / name / "page.json").string());
     pj["page"] = "pages/" + name;
     report["sections"].push_back(pj);
-    std::string answer = pj.value("answer", "");
-    for (char& ch : answer)
-      if (ch == '|') ch = '/';
-    md << "| " << pj.value("title", name) << " | " << answer << " |\n";
+    md << "| " << nb::md_cell(pj.value("title", name)) << " | " << nb::md_cell(pj.value("answer", "")) << " |\n";
   }
   auto joined = [](const std::set<std::string>& names) {
     std::string s;
