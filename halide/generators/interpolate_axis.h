@@ -80,11 +80,13 @@ struct InterpPass {
 // of tap k of d, and the last output that reads source s. Closed forms are affine in d (up
 // to a division), so a vector of outputs reads a dense or strided run of inputs (loads and
 // shuffles) instead of a gather. `mark` wraps the border clamps in likely(), which splits
-// the loop into a steady state without clamps and short edges.
+// the loop into a steady state without clamps and short edges. `reach`: the most outputs
+// that read one input, on all but the shortest axes.
 struct InterpClosedForm {
   int path;
   std::function<Halide::Expr(Halide::Expr d, Halide::Expr k, bool mark)> source;
   std::function<Halide::Expr(Halide::Expr s, bool mark)> hi;
+  int reach;
 };
 
 class InterpAxisTaps {
@@ -181,37 +183,42 @@ class InterpAxisTaps {
       case InterpKind::Nearest:
         // floor(d * 0.5f) = d / 2; the readers of s are 2s and 2s + 1.
         closed_.push_back({kXUpsample2, [=](Expr d, Expr, bool m) { return min(L(d / 2, m), last); },
-                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }});
+                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }, 2});
         break;
       case InterpKind::Linear:
         // src = d/2 - 1/4: i0 = floor((d-1)/2) (0 at d = 0, where src clamps to 0), i1 = i0 + 1
-        // (in - 1 at the end); the last reader of s is 2s + 2.
+        // (in - 1 at the end); the last reader of s is 2s + 2. align_corners' src =
+        // d (in-1)/(2in-1) floors the same way wherever the glue finds it does (all sizes tried).
         closed_.push_back({kXUpsample2,
                            [=](Expr d, Expr k, bool m) {
                              Expr i0 = max(L((d - 1) / 2, m), 0);
                              return select(k == 0, i0, min(L(i0 + 1, m), last));
                            },
-                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }});
+                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }, 5});
         break;
       case InterpKind::Cubic:
-        // i = floor((d-1)/2), taps i-1..i+2 clamped; the last reader of s is 2s + 4.
+        // i = floor((d-1)/2), taps i-1..i+2 clamped; the last reader of s is 2s + 4. (The
+        // reach of linear and cubic counts the zero-weight taps of the clamped borders.)
         closed_.push_back({kXUpsample2, [=](Expr d, Expr k, bool m) { return clamp(L((d - 1) / 2 - 1 + k, m), 0, last); },
-                           [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }});
+                           [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }, 8});
         break;
       case InterpKind::Area:
         // Bins [r d, r d + r): strided loads; s is read by s / r alone.
         for (auto [path, r] : {std::pair<int, int>{kXPool2, 2}, {kXPool4, 4}})
           closed_.push_back({path, [=](Expr d, Expr k, bool) { return d * r + k; },
-                             [=](Expr s, bool) { return s / r; }});
+                             [=](Expr s, bool) { return s / r; }, 1});
         break;
     }
   }
 
-  // The run-time paths this axis can take besides the tables (the kernel specialises on each).
-  std::vector<int> closed_paths() const {
-    std::vector<int> p;
-    for (const auto& cf : closed_) p.push_back(cf.path);
-    return p;
+  // Per closed form, when a kernel takes its version: the path named and, for a backward
+  // (`reach` defined), the usual reach, so that its loop over the readers of an input has a
+  // constant extent and the border clamps of its reads fall away in the steady state (with
+  // the reach a run-time bound they cannot, and the reads stay gathers). Empty: tables only.
+  std::vector<Halide::Expr> closed_conditions(Halide::Expr reach = Halide::Expr()) const {
+    std::vector<Halide::Expr> c;
+    for (const auto& cf : closed_) c.push_back(reach.defined() ? (path_ == cf.path && reach == cf.reach) : path_ == cf.path);
+    return c;
   }
   const Halide::Expr& path() const { return path_; }
 

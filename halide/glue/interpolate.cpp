@@ -2,7 +2,7 @@
 // 4-D (W, H, D, N*C) float32 buffers, the per-axis kernel scale of SPEC §6 (core/params.h
 // computes it from size / scale_factor / recompute / align_corners), two per-axis bounds the
 // kernels need as loop extents: the longest area bin (forward) and the reach, the most output
-// positions that read one input position (backward), and the x axis' closed-form path
+// positions that read one input position (backward), and each axis' closed-form path
 // (exact 2x upsampling, 2:1 and 4:1 area). The kernels check all of them against their own
 // tap tables and fail rather than compute with a wrong one.
 #include <algorithm>
@@ -80,7 +80,7 @@ Kind kind_of(InterpMode m) {
 // Every kernel, forward or backward, of every kind and rank has this signature (the generators
 // share their parameter lists across kinds and ranks).
 using ForwardFn = int (*)(const void*, halide_buffer_t*, double, double, double, bool, bool, int, int, int, int, int, int,
-                          int, halide_buffer_t*);
+                          int, int, int, halide_buffer_t*);
 using BackwardFn = ForwardFn;
 
 struct Kernels {
@@ -174,19 +174,44 @@ struct Call {
   std::array<int, 3> in{1, 1, 1}, out{1, 1, 1};
   int planes = 0;
   bool align = false, exact = false;
-  int x_path = oplab_interp::kXTables;
+  // Per kernel axis (x, y, z); the kernels use y and z only in the forward of linear and cubic.
+  std::array<int, 3> path{oplab_interp::kXTables, oplab_interp::kXTables, oplab_interp::kXTables};
 };
 
-// The x axis' closed-form path when its taps have one (interpolate_paths.h); the kernels
+// Whether the 2x closed form of linear or cubic (interpolate_axis.h: i = floor((d-1)/2), taps
+// from i, linear's clamped at 0) names every tap the tables would, by the tables' own double
+// operations. Only the indices must agree (the weights always come from the tables), so this
+// covers align_corners=true as well, whose x2 scale (in-1)/(2in-1) floors like (d-1)/2 except
+// where a rounding or the border says otherwise (then the tables serve).
+bool upsample2_fits(Kind kind, const InterpAxis& a, bool align_corners) {
+  if (a.out != 2 * a.in) return false;
+  const double scale = interp_area_scale(a, align_corners);
+  const int64_t last = a.in - 1;
+  for (int64_t d = 0; d < a.out; ++d) {
+    const double src = align_corners ? scale * double(d) : scale * (double(d) + 0.5) - 0.5;
+    const int64_t half = d == 0 ? -1 : (d - 1) / 2;  // floor((d-1)/2)
+    if (kind == Kind::Linear) {
+      // i1 follows from i0 the same way in both (i0 + 1, clamped to in-1).
+      if (std::min(int64_t(std::floor(std::max(src, 0.0))), last) != std::max<int64_t>(half, 0)) return false;
+    } else {
+      const int64_t i = int64_t(std::floor(src));
+      for (int64_t k = 0; k < 4; ++k)
+        if (std::clamp<int64_t>(i - 1 + k, 0, last) != std::clamp<int64_t>(half - 1 + k, 0, last)) return false;
+    }
+  }
+  return true;
+}
+
+// An axis' closed-form path when its taps have one (interpolate_paths.h); the kernels
 // verify the choice against their tables.
-int choose_x_path(Kind kind, const InterpAxis& a, bool align_corners) {
+int choose_path(Kind kind, const InterpAxis& a, bool align_corners) {
   using namespace oplab_interp;
   switch (kind) {
     case Kind::Nearest:
       return interp_nearest_scale(a) == 0.5f && a.out == 2 * a.in ? kXUpsample2 : kXTables;
     case Kind::Linear:
     case Kind::Cubic:
-      return !align_corners && interp_area_scale(a, false) == 0.5 && a.out == 2 * a.in ? kXUpsample2 : kXTables;
+      return upsample2_fits(kind, a, align_corners) ? kXUpsample2 : kXTables;
     case Kind::Area:
       return a.in == 2 * a.out ? kXPool2 : a.in == 4 * a.out ? kXPool4 : kXTables;
   }
@@ -209,7 +234,7 @@ Call plan(const InterpParams& p) {
     if (kind == Kind::Linear || kind == Kind::Cubic) c.scale[size_t(a)] = interp_area_scale(ax, p.align_corners);
     if (kind == Kind::Area) c.taps[size_t(a)] = area_taps(ax);
     c.reach[size_t(a)] = reach(kind, c.exact, ax, p.align_corners);
-    if (a == 0) c.x_path = choose_x_path(kind, ax, p.align_corners);
+    c.path[size_t(a)] = choose_path(kind, ax, p.align_corners);
   }
   return c;
 }
@@ -266,7 +291,7 @@ struct Prepared {
     CallContext ctx;
     const ForwardFn fn = cuda() ? k.k->fwd_cuda : k.k->fwd_cpu;
     check(fn(&ctx, in_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.taps[0], k.taps[1], k.taps[2],
-             k.x_path, k.out[0], k.out[1], k.out[2], out_b),
+             k.path[0], k.path[1], k.path[2], k.out[0], k.out[1], k.out[2], out_b),
           ctx, "interpolate forward");
   }
   void backward() {
@@ -274,7 +299,7 @@ struct Prepared {
     CallContext ctx;
     const BackwardFn fn = cuda() ? k.k->bwd_cuda : k.k->bwd_cpu;
     check(fn(&ctx, go_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.reach[0], k.reach[1], k.reach[2],
-             k.x_path, k.in[0], k.in[1], k.in[2], gi_b),
+             k.path[0], k.path[1], k.path[2], k.in[0], k.in[1], k.in[2], gi_b),
           ctx, "interpolate backward");
   }
   // Waits for the GPU (timing) without copying anything back.
