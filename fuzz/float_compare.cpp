@@ -139,11 +139,30 @@ Case nudged_case(const Case& c, double ra, double rb, double end_sign) {
   return n;
 }
 
-// Float32 rounding of every input, as the kernel sees them.
+// Float32 rounding of every input, as the kernel sees them. deform_conv2d's kernels then form
+// each sampling point as float(tap) + float(offset), rounded to float32 again: that point,
+// expressed back as an offset from the tap (exact in double), is what decides floors and
+// cut-offs in float32. Emulating it decides them the kernel's way for every sample at once,
+// where a nudge of all offsets would also move the samples that did not flip.
 Case float_rounded_case(const Case& c) {
   Case f = c;
   for (auto& [name, t] : f.inputs)
     for (double& v : t.data) v = double(float(v));
+  if (c.op == "deform_conv2d") {
+    const auto p = parse_deform_conv2d(c);
+    Tensor& off = f.inputs.at("offset");
+    const int64_t K = p.kh * p.kw;
+    for (int64_t n = 0; n < p.N; ++n)
+      for (int64_t ch = 0; ch < off.dim(1); ++ch) {
+        const int64_t k = (ch / 2) % K, i = k / p.kw, j = k % p.kw;
+        for (int64_t oy = 0; oy < p.Ho; ++oy)
+          for (int64_t ox = 0; ox < p.Wo; ++ox) {
+            const double tap = ch % 2 ? double(ox * p.sw - p.pw + j * p.dw) : double(oy * p.sh - p.ph + i * p.dh);
+            double& v = off.at(n, ch, oy, ox);
+            if (std::isfinite(v)) v = double(float(tap) + float(v)) - tap;
+          }
+      }
+  }
   return f;
 }
 

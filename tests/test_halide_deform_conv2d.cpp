@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli/builtin_backends.h"
+#include "core/case_io.h"
 #include "core/params.h"
 #include "fuzz/float_compare.h"
 #include "fuzz/generators.h"
@@ -313,6 +314,25 @@ TEST(HalideDeformConv2d, SamplesOnTheCutOffs) {
     const Verdict v = expect_agrees(*b, c, "cut-offs");
     // Every coordinate here is exact in float32: no flip can explain a difference.
     EXPECT_EQ(v.kind, "pass") << b->name() << ": " << v.detail;
+  }
+}
+
+// Found by `oplab fuzz --op deform_conv2d --backend halide-cpu --seed 5` (case 376): the last
+// tap's Δx = -1e-9 puts the double sample a hair inside x < W, its float32 point exactly on
+// x = W (out of range). grad_input[5] receives nothing else, so the whole element (8.1e-12)
+// flips to 0. Nudging every offset at once could not explain it (it moves the other samples
+// by far more than the element's bound); the float32 sampling point emulated per sample does.
+TEST(HalideDeformConv2d, SoleTermOnTheCutOffIsAFlip) {
+  const Case c = case_from_json(json::parse(R"({"op":"deform_conv2d","params":{"dilation":[1,2],"padding":[1,1],"stride":[2,1]},
+    "inputs":{"input":{"shape":[1,2,4,1],"data":[0.0,0.25,0.25,0.25,0.25,0.25,0.25,0.25]},
+              "mask":{"shape":[1,2,3,1],"data":[0.6280288696289063,0.25,0.0,0.25,0.0,0.25]},
+              "offset":{"shape":[1,4,3,1],"data":[1.0000104904174805,-1.0,-3.9997787475585938,0.0,0.0,1.4127883911132813,
+                                                   0.0,0.0,-1.517343521118164,0.0,-1.0,-9.999999717180685e-10]},
+              "weight":{"shape":[2,1,1,2],"data":[0.25,0.25,0.25,0.25]}},
+    "grad_output":{"shape":[1,2,3,1],"data":[0.0,0.25,0.25,0.25,0.0,0.25]}})"));
+  for (Backend* b : runnable_backends()) {
+    const Verdict v = expect_agrees(*b, c, "sole term on the cut-off");
+    EXPECT_EQ(v.kind, "boundary-flip") << b->name() << ": " << v.detail;
   }
 }
 
