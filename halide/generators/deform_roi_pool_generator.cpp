@@ -107,7 +107,8 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
 
   DeformGeometry g;
   Var c{"c"}, cl{"cl"}, cb{"cb"};
-  Func acc{"acc"}, blk;
+  Func acc{"acc"};
+  ChannelBlocked blk;
   RDom r;
 
   void generate() {
@@ -138,7 +139,8 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
     } else {
       // As roi_align's forward: a task owns a block of channels and runs every roi over it,
       // the 16 lanes of a sample being dense vector loads from the block's copy.
-      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb);
+      // Written a vector of 16 channels at a time (see roi_align).
+      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
       g.schedule_cpu();
       schedule_blocked_copy(blk, LoopLevel(output, cb), input.dim(0).extent());
       acc.compute_at(output, k).vectorize(cl);
@@ -179,7 +181,8 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
 
   DeformGeometry g;
   Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, j{"j"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
-  Func target{"target"}, gblk{"gblk"}, goutb{"goutb"}, dpart{"dpart"}, dsum{"dsum"}, blk;
+  Func target{"target"}, gblk{"gblk"}, goutb{"goutb"}, dpart{"dpart"}, dsum{"dsum"};
+  ChannelBlocked blk;
   RDom r, rd, rl, rc;
   bool cpu = true;
 
@@ -279,11 +282,14 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
     }
     // CPU: a task owns a block of channels (cb) and scans every roi into its block of the
     // gradient, then transposes the block into grad_input (16 x 16 tiles in registers; narrow
-    // or few-channel tensors take a plain loop).
+    // or few-channel tensors take a plain loop). The channel split guards rather than shifts
+    // its last block: a tile's lanes are then exactly lanes 0..15 of one block, which Halide
+    // sees as constant offsets (one dense load and a shuffle) rather than per-lane c % 16 and
+    // c / 16 (256 scalar loads).
     Expr W = input.dim(0).extent(), C = input.dim(2).extent();
     Var xo{"xo"}, xi{"xi"};
     grad_input.specialize(W >= kLanes && C >= kLanes)
-        .split(c, cb, cl, kLanes, TailStrategy::ShiftInwards)
+        .split(c, cb, cl, kLanes, TailStrategy::GuardWithIf)
         .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
         .reorder(xi, cl, xo, y, n, cb)
         .vectorize(xi)

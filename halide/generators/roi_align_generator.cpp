@@ -97,7 +97,8 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
 
   Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, cl{"cl"}, cb{"cb"};
   RoiGeometry g;
-  Func acc{"acc"}, blk;
+  Func acc{"acc"};
+  ChannelBlocked blk;
   RDom r;
 
   void generate() {
@@ -137,7 +138,9 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
       // A task owns a block of channels and runs every roi over it: the block's copy (both
       // images, ~8 MB at the standard shape) is made once and read by ~1000 rois, and no two
       // tasks share anything. Per roi, the 16 lanes of every sample are dense vector loads.
-      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb);
+      // The output of a block is written a vector of 16 channels at a time (one division of
+      // the whole vector, then 16 stores at the channel stride).
+      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
       g.schedule_cpu();
       schedule_blocked_copy(blk, LoopLevel(output, cb), input.dim(0).extent());
       acc.compute_at(output, k).vectorize(cl);
@@ -172,7 +175,8 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
 
   Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, pw{"pw"}, ph{"ph"}, k{"k"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
   RoiGeometry g;
-  Func winner{"winner"}, target{"target"}, gblk{"gblk"}, goutb{"goutb"}, blk;
+  Func winner{"winner"}, target{"target"}, gblk{"gblk"}, goutb{"goutb"};
+  ChannelBlocked blk;
   RDom r, sg;
   bool cpu = true;
 
@@ -268,11 +272,14 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
     }
     // CPU: a task owns a block of channels (cb) and scans every roi into its block of the
     // gradient, then transposes the block into grad_input (16 x 16 tiles in registers; narrow
-    // or few-channel tensors take a plain loop).
+    // or few-channel tensors take a plain loop). The channel split guards rather than shifts
+    // its last block: a tile's lanes are then exactly lanes 0..15 of one block, which Halide
+    // sees as constant offsets (one dense load and a shuffle) rather than per-lane c % 16 and
+    // c / 16 (256 scalar loads).
     Expr W = input.dim(0).extent(), C = input.dim(2).extent();
     Var xo{"xo"}, xi{"xi"};
     grad_input.specialize(W >= kLanes && C >= kLanes)
-        .split(c, cb, cl, kLanes, TailStrategy::ShiftInwards)
+        .split(c, cb, cl, kLanes, TailStrategy::GuardWithIf)
         .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
         .reorder(xi, cl, xo, y, n, cb)
         .vectorize(xi)

@@ -45,7 +45,8 @@ struct PoolAxis {
 struct BinMax {
   Var pw{"pw"}, ph{"ph"}, cl{"cl"}, cb{"cb"}, k{"k"}, p{"p"};
   PoolAxis ax, ay;
-  Func batch{"batch"}, best{"best"}, blk;
+  Func batch{"batch"}, best{"best"};
+  ChannelBlocked blk;
   RDom r;
 
   void define(const Func& input, const Func& rois, Expr scale, Expr PH, Expr PW, Expr H, Expr W, Expr N, Expr C) {
