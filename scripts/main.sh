@@ -17,7 +17,7 @@ step $oplab backends
 step $oplab campaign --cases 300 --seed 1 --out "$out/campaign"
 step $oplab fuzz --op all --backend all --time 60 --seed 1 --keep-going --out "$out/fuzz/default"
 step $oplab gradcheck --op all --backend all --cases 10 --seed 1 --out "$out/gradcheck.json"
-step $oplab bench --reduced --repeats 3 --warmup 1 --out "$out/bench.json"
+step $oplab bench --reduced --repeats 7 --warmup 3 --out "$out/bench.json"
 for nb in build/notebooks-cpp/nb_*; do
   step "$nb" --out "$out/notebooks"
 done
