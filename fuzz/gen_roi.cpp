@@ -45,9 +45,17 @@ double grid_jump_extent(int64_t bins) {
   return double(bins) * k + pick_one<double>({{1, 0.0}, {1, 1e-9}, {1, -1e-9}});
 }
 
+Tensor pick_boxes(const RoiShape& s, double off);
+
 // One box in image coordinates: its feature-map image (x*s) is edge-aimed. `off` is the
 // half-pixel shift of the op (0.5 when aligned), so that centred boxes hit their target.
 Tensor pick_rois(const RoiShape& s, double off) {
+  // One pick of its own, like pick_tensor (gen_values.cpp says why): fewer boxes then leave
+  // the picks after them untouched.
+  return *rc::gen::exec([s, off] { return pick_boxes(s, off); });
+}
+
+Tensor pick_boxes(const RoiShape& s, double off) {
   Tensor rois({s.K, 5});
   for (int64_t k = 0; k < s.K; ++k) {
     rois.at(k, 0) = double(pick_dim(0, s.N - 1));

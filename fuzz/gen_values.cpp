@@ -33,14 +33,20 @@ double pick_value() {
 }
 
 Tensor pick_tensor(const Shape& shape) {
-  Tensor t(shape);
-  if (t.numel() > 1 && pick_one<int>({{9, 0}, {1, 1}}) == 1) {
-    const double v = pick_value();  // constant: every max is a tie, every bin alike
-    for (double& x : t.data) x = v;
+  // One pick of its own (a nested exec): RapidCheck replays the picks of a case by position,
+  // so a tensor whose element count shrinks (a smaller H) would otherwise hand its unused
+  // positions to whatever is drawn next (the boxes), and the shrink would change the case
+  // beyond recognition and be rejected. Nested, the later picks keep their own streams.
+  return *rc::gen::exec([shape] {
+    Tensor t(shape);
+    if (t.numel() > 1 && pick_one<int>({{9, 0}, {1, 1}}) == 1) {
+      const double v = pick_value();  // constant: every max is a tie, every bin alike
+      for (double& x : t.data) x = v;
+      return t;
+    }
+    for (double& v : t.data) v = pick_value();
     return t;
-  }
-  for (double& v : t.data) v = pick_value();
-  return t;
+  });
 }
 
 double pick_edge(const std::vector<double>& edges) {
