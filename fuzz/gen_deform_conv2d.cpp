@@ -44,18 +44,21 @@ rc::Gen<Case> gen_deform_conv2d() {
     c.params = json{{"stride", {sh, sw}}, {"padding", {ph, pw}}, {"dilation", {dh, dw}}};
     c.inputs["input"] = pick_tensor({N, C, H, W});
     c.inputs["weight"] = pick_tensor({Co, C / G, kh, kw});
-    Tensor off({N, 2 * D * K, Ho, Wo});
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t d = 0; d < D; ++d)
-        for (int64_t i = 0; i < kh; ++i)
-          for (int64_t j = 0; j < kw; ++j)
-            for (int64_t oy = 0; oy < Ho; ++oy)
-              for (int64_t ox = 0; ox < Wo; ++ox) {
-                const int64_t k = i * kw + j;
-                off.at(n, 2 * (d * K + k), oy, ox) = pick_offset(double(oy * sh - ph + i * dh), H);
-                off.at(n, 2 * (d * K + k) + 1, oy, ox) = pick_offset(double(ox * sw - pw + j * dw), W);
-              }
-    c.inputs["offset"] = std::move(off);
+    // One pick of its own (see pick_tensor): a smaller shape then leaves later picks alone.
+    c.inputs["offset"] = *rc::gen::exec([=] {
+      Tensor off({N, 2 * D * K, Ho, Wo});
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t d = 0; d < D; ++d)
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j)
+              for (int64_t oy = 0; oy < Ho; ++oy)
+                for (int64_t ox = 0; ox < Wo; ++ox) {
+                  const int64_t k = i * kw + j;
+                  off.at(n, 2 * (d * K + k), oy, ox) = pick_offset(double(oy * sh - ph + i * dh), H);
+                  off.at(n, 2 * (d * K + k) + 1, oy, ox) = pick_offset(double(ox * sw - pw + j * dw), W);
+                }
+      return off;
+    });
     if (*rc::gen::arbitrary<bool>()) c.inputs["mask"] = pick_tensor({N, D * K, Ho, Wo});
     if (*rc::gen::arbitrary<bool>()) c.inputs["bias"] = pick_tensor({Co});
     c.grad_output = pick_tensor({N, Co, Ho, Wo});

@@ -127,11 +127,12 @@ rc::Gen<Case> gen_deform_roi_pool() {
     Case c = roi_case("deform_roi_pool", s, 0.5);
     c.params["sampling_ratio"] = pick_sampling_ratio();
     c.params["gamma"] = pick_of<double>({0.1, 0.0, 0.5, 1.0});
-    if (pick_one<int>({{1, 0}, {3, 1}})) {
-      Tensor off({s.K, 2, s.PH, s.PW});
-      for (double& v : off.data) v = pick_one<int>({{1, 0}, {3, 1}}) ? pick_real(2.0) : 0.0;
-      c.inputs["offset"] = std::move(off);
-    }
+    if (pick_one<int>({{1, 0}, {3, 1}}))
+      c.inputs["offset"] = *rc::gen::exec([s] {  // one pick of its own (see pick_tensor)
+        Tensor off({s.K, 2, s.PH, s.PW});
+        for (double& v : off.data) v = pick_one<int>({{1, 0}, {3, 1}}) ? pick_real(2.0) : 0.0;
+        return off;
+      });
     return c;
   });
 }
