@@ -2,7 +2,9 @@
 // exactly on its border; boxes whose extent puts the adaptive grid's ceil exactly on, or a
 // hair past, an integer (the grid jumps there); spatial scales that make x*s land on .5 ties
 // (roi_pool rounding); fixed and adaptive grids; K = 0 and N = 0; odd and prime image sizes.
+#include <array>
 #include <cmath>
+#include <vector>
 #include <tuple>
 
 #include "fuzz/generators.h"
@@ -46,6 +48,7 @@ double grid_jump_extent(int64_t bins) {
 }
 
 Tensor pick_boxes(const RoiShape& s, double off);
+std::array<double, 5> pick_box(const RoiShape& s, double off);
 
 // One box in image coordinates: its feature-map image (x*s) is edge-aimed. `off` is the
 // half-pixel shift of the op (0.5 when aligned), so that centred boxes hit their target.
@@ -55,10 +58,27 @@ Tensor pick_rois(const RoiShape& s, double off) {
   return *rc::gen::exec([s, off] { return pick_boxes(s, off); });
 }
 
+// Up to s.K boxes. Each may be dropped, the choice every box shrinks to first, and each is a
+// pick of its own, so RapidCheck can remove any one of them (not only the last) and the
+// others stay as they were: a minimal case keeps only the boxes that matter.
 Tensor pick_boxes(const RoiShape& s, double off) {
-  Tensor rois({s.K, 5});
+  std::vector<std::array<double, 5>> boxes;
   for (int64_t k = 0; k < s.K; ++k) {
-    rois.at(k, 0) = double(pick_dim(0, s.N - 1));
+    // The box is drawn even when dropped, so that every later pick keeps its position.
+    const bool keep = pick_one<int>({{1, 0}, {12, 1}}) == 1;
+    const auto box = *rc::gen::exec([s, off] { return pick_box(s, off); });
+    if (keep) boxes.push_back(box);
+  }
+  Tensor rois({int64_t(boxes.size()), 5});
+  for (size_t k = 0; k < boxes.size(); ++k)
+    for (int j = 0; j < 5; ++j) rois.at(int64_t(k), j) = boxes[k][size_t(j)];
+  return rois;
+}
+
+std::array<double, 5> pick_box(const RoiShape& s, double off) {
+  std::array<double, 5> box;
+  {
+    box[0] = double(pick_dim(0, s.N - 1));
     double x1 = pick_coord(s.W), y1 = pick_coord(s.H), x2, y2;
     switch (pick_one<int>({{6, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}, {2, 5}})) {
       case 0:  // ordinary box of some size
@@ -84,12 +104,12 @@ Tensor pick_boxes(const RoiShape& s, double off) {
         y2 = y1 + grid_jump_extent(s.PH);
         x2 = x1 + grid_jump_extent(s.PW);
     }
-    rois.at(k, 1) = x1 / s.scale;
-    rois.at(k, 2) = y1 / s.scale;
-    rois.at(k, 3) = x2 / s.scale;
-    rois.at(k, 4) = y2 / s.scale;
+    box[1] = x1 / s.scale;
+    box[2] = y1 / s.scale;
+    box[3] = x2 / s.scale;
+    box[4] = y2 / s.scale;
   }
-  return rois;
+  return box;
 }
 
 Case roi_case(const std::string& op, const RoiShape& s, double off) {
@@ -98,7 +118,7 @@ Case roi_case(const std::string& op, const RoiShape& s, double off) {
   c.params = json{{"output_size", {s.PH, s.PW}}, {"spatial_scale", s.scale}};
   c.inputs["input"] = pick_tensor({s.N, s.C, s.H, s.W});
   c.inputs["rois"] = pick_rois(s, off);
-  c.grad_output = pick_tensor({s.K, s.C, s.PH, s.PW});
+  c.grad_output = pick_tensor({c.in("rois").dim(0), s.C, s.PH, s.PW});
   return c;
 }
 
@@ -128,8 +148,8 @@ rc::Gen<Case> gen_deform_roi_pool() {
     c.params["sampling_ratio"] = pick_sampling_ratio();
     c.params["gamma"] = pick_of<double>({0.1, 0.0, 0.5, 1.0});
     if (pick_one<int>({{1, 0}, {3, 1}}))
-      c.inputs["offset"] = *rc::gen::exec([s] {  // one pick of its own (see pick_tensor)
-        Tensor off({s.K, 2, s.PH, s.PW});
+      c.inputs["offset"] = *rc::gen::exec([s, K = c.in("rois").dim(0)] {  // one pick of its own (see pick_tensor)
+        Tensor off({K, 2, s.PH, s.PW});
         for (double& v : off.data) v = pick_one<int>({{1, 0}, {3, 1}}) ? pick_real(2.0) : 0.0;
         return off;
       });
