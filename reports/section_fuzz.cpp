@@ -1,5 +1,9 @@
 // Fuzz campaigns from `oplab fuzz`: cases run, cases/s, checks, and every failure with its
 // minimal case and the command that replays it.
+#include <map>
+#include <string>
+#include <vector>
+
 #include "notebooks-cpp/page.h"
 #include "reports/sections.h"
 
@@ -31,6 +35,30 @@ json fuzz_section(const json& summaries, const std::string& pages) {
   page.answer(std::to_string(summaries.size()) + " campaigns ran " + std::to_string(cases) + " cases in " + nb::fmt(secs) +
               " s: " + by_role.sentence() + (failures ? " (each below, shrunk and replayable)." : "."));
   page.table({"campaign", "status", "backend", "seconds", "cases", "cases/s", "cases per op", "failures"}, rows);
+  // Seeded bugs: which were caught, how soon, and by what (the harness's own proof of power).
+  std::map<std::string, std::vector<std::string>> first_catch;  // bug backend -> row
+  for (const auto& [dir, s] : summaries.items()) {
+    const json opts = s.value("options", json::object());
+    for (const json& x : s.value("failures", json::array())) {
+      const std::string b = x.value("backend", "");
+      if (role_of(opts, json(), b) != "seeded-bug") continue;
+      const double t = x.value("found_after_s", 0.0);
+      auto it = first_catch.find(b);
+      if (it == first_catch.end() || t < std::stod(it->second[1]))
+        first_catch[b] = {b, nb::fmt(t), x.value("op", ""), x.value("property", ""), x.value("detail", "")};
+    }
+    for (const auto& [b, role] : member(opts, "backend_roles").items())
+      if (role == "seeded-bug" && !first_catch.count(b)) first_catch[b] = {b, "not caught", "-", "-", "-"};
+  }
+  if (!first_catch.empty()) {
+    page.text("### Seeded bugs: first catch");
+    std::vector<std::vector<std::string>> rows_bugs;
+    for (auto& [b, row] : first_catch) {
+      if (row[1] != "not caught") row[1] += " s";
+      rows_bugs.push_back(row);
+    }
+    page.table({"seeded bug", "caught after", "op", "property", "first failure"}, rows_bugs);
+  }
   if (!fails.empty()) {
     page.text("### Failures (minimal cases)");
     page.table({"op", "backend", "property", "what", "replay"}, fails);
