@@ -49,6 +49,11 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
   EXPECT_EQ(f.op, bug.op);
   EXPECT_LT(f.found_after_s, bug.catch_within_s);
   EXPECT_TRUE(f.shrunk);
+  // Minimal means minimal: every seeded bug needs one box at most and an image of at most two
+  // pixels (gen_values.cpp, gen_roi.cpp: one pick per tensor and per box, any box droppable).
+  const json& inputs = f.minimal_case.at("inputs");
+  if (inputs.contains("rois")) EXPECT_EQ(inputs["rois"]["shape"][0], 1) << f.minimal_case.dump();
+  EXPECT_LE(inputs["input"]["data"].size(), 2u) << f.minimal_case.dump();
 
   // The saved record replays: still failing on the variant, passing on the reference.
   fuzz::ReplayOptions ro;
