@@ -103,19 +103,9 @@ bool has_coordinate_grads(const Case& c) { return c.grad_output && c.inputs.coun
 // and 3 vs y columns 2 and 4; offsets: even vs odd channels), with a box's end corner moved by
 // `end_sign` times as much as its start, so that boxes grow and shrink too (that decides
 // adaptive grids and roi_pool's rounded bins). interpolate's scale factors move by `ra`.
-// An offset is added to an integer tap position before any decision is taken, so the float32
-// sampling point is rounded relative to that position, not to the offset: a Δy of -1e-9 at
-// row 3 becomes exactly 3.0f. Offsets therefore move by r times the image extent (at least
-// their own magnitude); boxes, whose coordinates are the positions themselves, relative to
-// their own value. (deform_roi_pool scales its offsets by the box size, so there the box
-// nudges already move the point and its offsets move relatively.)
 Case nudged_case(const Case& c, double ra, double rb, double end_sign) {
   Case n = c;
   auto nudge = [](double v, double r) { return v * (1 + r) + (v == 0 ? r : 0.0); };
-  double extent = 1;
-  if (c.inputs.count("input"))
-    for (size_t d = 2; d < c.in("input").shape.size(); ++d) extent = std::max(extent, double(c.in("input").shape[d]));
-  auto nudge_offset = [extent](double v, double r) { return v + r * std::max(std::fabs(v), extent); };
   for (auto& [name, t] : n.inputs) {
     if (!is_coordinate(name)) continue;
     if (name == "rois") {
@@ -123,10 +113,8 @@ Case nudged_case(const Case& c, double ra, double rb, double end_sign) {
         for (int j = 1; j < 5; ++j) t.at(k, j) = nudge(t.at(k, j), (j % 2 ? ra : rb) * (j >= 3 ? end_sign : 1.0));
     } else {  // offset: channel parity separates the two axes in both layouts
       const int64_t plane = t.rank() == 4 ? t.dim(2) * t.dim(3) : 1, channels = t.rank() >= 2 ? t.dim(1) : 1;
-      for (size_t i = 0; i < t.data.size(); ++i) {
-        const double r = ((int64_t(i) / plane) % channels) % 2 ? ra : rb;
-        t.data[i] = c.op == "deform_conv2d" ? nudge_offset(t.data[i], r) : nudge(t.data[i], r);
-      }
+      for (size_t i = 0; i < t.data.size(); ++i)
+        t.data[i] = nudge(t.data[i], ((int64_t(i) / plane) % channels) % 2 ? ra : rb);
     }
   }
   if (c.op == "interpolate" && n.params.contains("scale_factor") && !n.params.at("scale_factor").is_null()) {
