@@ -97,5 +97,19 @@ TEST_F(Cli, PeerSaysUnsupportedForOpsItLacks) {
   EXPECT_EQ(r.err.rfind("torchvision: ", 0), 0u) << r.err;
 }
 
+// Backend roles: under "every backend", a seeded bug that fails was caught (reported, exit 0);
+// named on the command line, its failures are what the user asked about (exit 1).
+TEST_F(Cli, SeededBugFailuresCountOnlyWhenNamed) {
+  const CliRun all = run("campaign --cases 20 --op roi_align --out " + path("all"));
+  EXPECT_EQ(all.code, 0) << all.out << all.err;
+  EXPECT_NE(all.out.find("0 of implementations"), std::string::npos) << all.out;
+  const json summary = read_json_file(path("all") + "/campaign.json");
+  EXPECT_GT(summary.at("failures_by_role").at("seeded_bug").get<int>(), 0);
+  EXPECT_EQ(summary.at("failures_by_role").at("counted_for_exit").get<int>(), 0);
+
+  const CliRun named = run("campaign --cases 20 --op roi_align --backend bug-roialign-aligned-clamp-bwd --out " + path("named"));
+  EXPECT_EQ(named.code, 1) << named.out << named.err;
+}
+
 }  // namespace
 }  // namespace oplab
