@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/params.h"
+#include "halide/glue/roi_call.h"
 #include "halide/glue/roi_grid.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
@@ -21,35 +22,19 @@ namespace oplab::halide_glue {
 
 namespace {
 
-using Buf = Halide::Runtime::Buffer<float>;
-
-class DeformRoiPoolCall {
+class DeformRoiPoolCall : public RoiCall {
  public:
   DeformRoiPoolCall(const Case& c, HalideDevice device)
-      : p_(parse_deform_roi_pool(c)),
-        cuda_(device == HalideDevice::Cuda),
-        device_(device),
-        input_(to_float(c.in("input"))),
-        rois_(to_float(c.in("rois"))),
-        out_(p_.output_shape()) {
-    // Nothing to compute: no rois, no channels, or an empty image (every sample out of range,
-    // so every output and gradient is 0, which the zero-filled tensors already are).
-    work_ = out_.numel() > 0 && p_.H > 0 && p_.W > 0;
+      : RoiCall(c, device, parse_deform_roi_pool(c).output_shape(), "deform_roi_pool"),
+        p_(parse_deform_roi_pool(c)) {
     scale_ = p_.spatial_scale, gamma_ = p_.gamma;  // the kernels form coordinates in double
     sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
     grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, false);
-    in_b_ = view(input_), rois_b_ = view(rois_), out_b_ = view(out_);
     if (p_.has_offset) offset_ = to_float(c.in("offset")), off_b_ = view(offset_);
-    if (c.grad_output) {
-      has_grad_ = true;
-      gout_ = to_float(*c.grad_output);
-      gin_ = TensorF(input_.shape);
-      gout_b_ = view(gout_), gin_b_ = view(gin_);
-      if (p_.has_offset) goff_ = TensorF(offset_.shape), goff_b_ = view(goff_);
-    }
+    if (has_grad_ && p_.has_offset) goff_ = TensorF(offset_.shape), goff_b_ = view(goff_);
   }
-  ~DeformRoiPoolCall() {
-    for (Buf* b : {&in_b_, &rois_b_, &off_b_, &out_b_, &gout_b_, &gin_b_, &goff_b_})
+  ~DeformRoiPoolCall() override {
+    for (Buf* b : {&off_b_, &goff_b_})
       if (b->data()) release(*b);
   }
 
@@ -80,39 +65,22 @@ class DeformRoiPoolCall {
     check(status, ctx_, "deform_roi_pool backward");
   }
 
-  void before_timed_backward() {}
-
-  // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
-  void sync(bool backward) {
-    Buf& b = backward ? gin_b_ : out_b_;
-    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
-      throw std::runtime_error("halide-cuda: deform_roi_pool did not finish on the GPU");
-  }
-
+  // The base's results, and grad_offset when the case has an offset.
   Result result() {
-    Result r;
-    if (work_) finish(device_, out_b_);
-    r.outputs["output"] = to_double(out_);
-    if (has_grad_) {
-      if (work_) finish(device_, gin_b_);
-      r.grads["input"] = to_double(gin_);
-      if (p_.has_offset) {
-        if (work_) finish(device_, goff_b_);
-        r.grads["offset"] = to_double(goff_);
-      }
+    Result r = RoiCall::result();
+    if (has_grad_ && p_.has_offset) {
+      if (work_) finish(device_, goff_b_);
+      r.grads["offset"] = to_double(goff_);
     }
     return r;
   }
 
  private:
   DeformRoiPoolParams p_;
-  bool cuda_, work_ = false, has_grad_ = false;
-  HalideDevice device_;
   double scale_ = 1, gamma_ = 0.1;
   int sr_ = 0, grid_ = 1;
-  CallContext ctx_;
-  TensorF input_, rois_, offset_, out_, gout_, gin_, goff_;
-  Buf in_b_, rois_b_, off_b_, out_b_, gout_b_, gin_b_, goff_b_;
+  TensorF offset_, goff_;
+  Buf off_b_, goff_b_;
 };
 
 const HalideOpRegistrar registrar({"deform_roi_pool", run_call<DeformRoiPoolCall>, nullptr, prepare_call<DeformRoiPoolCall>});

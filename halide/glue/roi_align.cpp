@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/params.h"
+#include "halide/glue/roi_call.h"
 #include "halide/glue/roi_grid.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
@@ -20,34 +21,13 @@ namespace oplab::halide_glue {
 
 namespace {
 
-using Buf = Halide::Runtime::Buffer<float>;
-
-class RoiAlignCall {
+class RoiAlignCall : public RoiCall {
  public:
   RoiAlignCall(const Case& c, HalideDevice device)
-      : p_(parse_roi_align(c)),
-        cuda_(device == HalideDevice::Cuda),
-        device_(device),
-        input_(to_float(c.in("input"))),
-        rois_(to_float(c.in("rois"))),
-        out_(p_.output_shape()) {
-    // Nothing to compute: no rois, no channels, or an empty image (every sample out of range,
-    // so every output and gradient is 0, which the zero-filled tensors already are).
-    work_ = out_.numel() > 0 && p_.H > 0 && p_.W > 0;
+      : RoiCall(c, device, parse_roi_align(c).output_shape(), "roi_align"), p_(parse_roi_align(c)) {
     scale_ = p_.spatial_scale;  // the kernels form coordinates in double
     sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
     grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, !p_.aligned);
-    in_b_ = view(input_), rois_b_ = view(rois_), out_b_ = view(out_);
-    if (c.grad_output) {
-      has_grad_ = true;
-      gout_ = to_float(*c.grad_output);
-      gin_ = TensorF(input_.shape);
-      gout_b_ = view(gout_), gin_b_ = view(gin_);
-    }
-  }
-  ~RoiAlignCall() {
-    for (Buf* b : {&in_b_, &rois_b_, &out_b_, &gout_b_, &gin_b_})
-      if (b->data()) release(*b);
   }
 
   void forward() {
@@ -77,35 +57,10 @@ class RoiAlignCall {
     check(status, ctx_, "roi_align backward");
   }
 
-  void before_timed_backward() {}
-
-  // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
-  void sync(bool backward) {
-    Buf& b = backward ? gin_b_ : out_b_;
-    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
-      throw std::runtime_error("halide-cuda: roi_align did not finish on the GPU");
-  }
-
-  Result result() {
-    Result r;
-    if (work_) finish(device_, out_b_);
-    r.outputs["output"] = to_double(out_);
-    if (has_grad_) {
-      if (work_) finish(device_, gin_b_);
-      r.grads["input"] = to_double(gin_);
-    }
-    return r;
-  }
-
  private:
   RoiAlignParams p_;
-  bool cuda_, work_ = false, has_grad_ = false;
-  HalideDevice device_;
   double scale_ = 1;
   int sr_ = 0, grid_ = 1;
-  CallContext ctx_;
-  TensorF input_, rois_, out_, gout_, gin_;
-  Buf in_b_, rois_b_, out_b_, gout_b_, gin_b_;
 };
 
 const HalideOpRegistrar registrar({"roi_align", run_call<RoiAlignCall>, nullptr, prepare_call<RoiAlignCall>});

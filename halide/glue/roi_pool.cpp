@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "halide/glue/roi_call.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
 #include "roi_pool_bwd_cpu.h"
@@ -17,40 +18,21 @@ namespace oplab::halide_glue {
 
 namespace {
 
-using Buf = Halide::Runtime::Buffer<float>;
-
-class RoiPoolCall {
+class RoiPoolCall : public RoiCall {
  public:
   RoiPoolCall(const Case& c, HalideDevice device)
-      : p_(parse_roi_pool(c)),
-        cuda_(device == HalideDevice::Cuda),
-        device_(device),
-        input_(to_float(c.in("input"))),
-        rois_(to_float(c.in("rois"))),
-        out_(p_.output_shape()) {
-    // An empty image still has bins, all of them empty (clamped to [0, 0)): every output is
-    // 0 and there is no gradient, which the zero-filled tensors already are.
-    work_ = out_.numel() > 0 && p_.H > 0 && p_.W > 0;
+      : RoiCall(c, device, parse_roi_pool(c).output_shape(), "roi_pool"), p_(parse_roi_pool(c)) {
     // torchvision's float kernel rounds x * s in float: so do these kernels.
     scale_ = float(p_.spatial_scale);
-    in_b_ = view(input_), rois_b_ = view(rois_), out_b_ = view(out_);
-    if (c.grad_output) {
-      has_grad_ = true;
-      gout_ = to_float(*c.grad_output);
-      gin_ = TensorF(input_.shape);
-      gout_b_ = view(gout_);
-      // The backward kernel sees the gradient as planes of H * W pixels.
-      gin_b_ = Buf(gin_.data.data(), {int(p_.H * p_.W), int(p_.C), int(p_.N)});
-    }
+    // The backward kernel sees the gradient as planes of H * W pixels.
+    if (has_grad_) gin_b_ = Buf(gin_.data.data(), {int(p_.H * p_.W), int(p_.C), int(p_.N)});
     // The argmax has the output's shape; one more element keeps the data pointer valid when
     // the output is empty.
     argmax_.assign(size_t(out_.numel()) + 1, -1);
     std::vector<int> sizes(out_.shape.rbegin(), out_.shape.rend());
     argmax_b_ = Halide::Runtime::Buffer<int32_t>(argmax_.data(), sizes);
   }
-  ~RoiPoolCall() {
-    for (Buf* b : {&in_b_, &rois_b_, &out_b_, &gout_b_, &gin_b_})
-      if (b->data()) release(*b);
+  ~RoiPoolCall() override {
     if (argmax_b_.raw_buffer()->device) argmax_b_.device_free();
   }
 
@@ -74,32 +56,10 @@ class RoiPoolCall {
   // torchvision's timed backward starts from the argmax its forward saved: so does ours.
   void before_timed_backward() { forward(); }
 
-  // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
-  void sync(bool backward) {
-    Buf& b = backward ? gin_b_ : out_b_;
-    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
-      throw std::runtime_error("halide-cuda: roi_pool did not finish on the GPU");
-  }
-
-  Result result() {
-    Result r;
-    if (work_) finish(device_, out_b_);
-    r.outputs["output"] = to_double(out_);
-    if (has_grad_) {
-      if (work_) finish(device_, gin_b_);
-      r.grads["input"] = to_double(gin_);
-    }
-    return r;
-  }
-
  private:
   RoiPoolParams p_;
-  bool cuda_, work_ = false, has_grad_ = false, forward_done_ = false;
-  HalideDevice device_;
+  bool forward_done_ = false;
   float scale_ = 1;
-  CallContext ctx_;
-  TensorF input_, rois_, out_, gout_, gin_;
-  Buf in_b_, rois_b_, out_b_, gout_b_, gin_b_;
   std::vector<int32_t> argmax_;
   Halide::Runtime::Buffer<int32_t> argmax_b_;
 };

@@ -1,0 +1,72 @@
+#pragma once
+// What the glue of the three RoI ops (roi_align, roi_pool, deform_roi_pool) shares: float32
+// copies of the feature map and the boxes, the output, and with grad_output the gradient of the
+// feature map; their Halide buffers; whether there is anything to compute; and the end of a
+// call (sync for the benchmark, result). Each op's call adds its parameters and kernel calls.
+#include <stdexcept>
+#include <string>
+
+#include "core/case.h"
+#include "halide/halide_glue.h"
+
+namespace oplab::halide_glue {
+
+class RoiCall {
+ public:
+  RoiCall(const Case& c, HalideDevice device, const Shape& out_shape, std::string op)
+      : op_(std::move(op)),
+        cuda_(device == HalideDevice::Cuda),
+        device_(device),
+        input_(to_float(c.in("input"))),
+        rois_(to_float(c.in("rois"))),
+        out_(out_shape) {
+    // Nothing to compute: no rois, no channels, or an empty image (every sample out of range,
+    // so every output and gradient is 0, which the zero-filled tensors already are).
+    work_ = out_.numel() > 0 && input_.shape[2] > 0 && input_.shape[3] > 0;
+    in_b_ = view(input_), rois_b_ = view(rois_), out_b_ = view(out_);
+    if (c.grad_output) {
+      has_grad_ = true;
+      gout_ = to_float(*c.grad_output);
+      gin_ = TensorF(input_.shape);
+      gout_b_ = view(gout_), gin_b_ = view(gin_);
+    }
+  }
+  RoiCall(const RoiCall&) = delete;
+  RoiCall& operator=(const RoiCall&) = delete;
+  virtual ~RoiCall() {
+    for (Buf* b : {&in_b_, &rois_b_, &out_b_, &gout_b_, &gin_b_})
+      if (b->data()) release(*b);
+  }
+
+  void before_timed_backward() {}
+
+  // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
+  void sync(bool backward) {
+    Buf& b = backward ? gin_b_ : out_b_;
+    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
+      throw std::runtime_error("halide-cuda: " + op_ + " did not finish on the GPU");
+  }
+
+  // The output and, with grad_output, the gradient of the feature map, copied back to the host.
+  Result result() {
+    Result r;
+    if (work_) finish(device_, out_b_);
+    r.outputs["output"] = to_double(out_);
+    if (has_grad_) {
+      if (work_) finish(device_, gin_b_);
+      r.grads["input"] = to_double(gin_);
+    }
+    return r;
+  }
+
+ protected:
+  using Buf = Halide::Runtime::Buffer<float>;
+  std::string op_;
+  bool cuda_, work_ = false, has_grad_ = false;
+  HalideDevice device_;
+  CallContext ctx_;
+  TensorF input_, rois_, out_, gout_, gin_;
+  Buf in_b_, rois_b_, out_b_, gout_b_, gin_b_;
+};
+
+}  // namespace oplab::halide_glue
