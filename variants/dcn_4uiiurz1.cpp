@@ -36,6 +36,7 @@
 
 #include "core/backend.h"
 #include "core/params.h"
+#include "variants/dcn_steps.h"
 
 namespace oplab {
 namespace {
@@ -111,11 +112,7 @@ class Dcn4uiiurz1Backend : public Backend {
     const int64_t Hp = p.H + 2 * p.ph, Wp = p.W + 2 * p.pw, K = p.kh * p.kw;
 
     // Step 1: the zero-padded input.
-    Tensor Xp({p.N, p.C, Hp, Wp});
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t ch = 0; ch < p.C; ++ch)
-        for (int64_t y = 0; y < p.H; ++y)
-          for (int64_t x = 0; x < p.W; ++x) Xp.at(n, ch, y + p.ph, x + p.pw) = X.at(n, ch, y, x);
+    const Tensor Xp = dcn_steps::zero_pad(X, p.ph, p.pw);
 
     // Steps 2-3: corners and weights, shared by all channels: [N, K, Ho, Wo].
     std::vector<Sample> samples(size_t(p.N * K * p.Ho * p.Wo));
@@ -163,17 +160,7 @@ class Dcn4uiiurz1Backend : public Backend {
 
     // Step 5: conv2d with kernel = stride = (kh, kw), no padding, then the bias.
     Result r;
-    Tensor out(p.output_shape());
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t o = 0; o < p.Co; ++o)
-        for (int64_t oy = 0; oy < p.Ho; ++oy)
-          for (int64_t ox = 0; ox < p.Wo; ++ox) {
-            double acc = 0.0;
-            for (int64_t ch = 0; ch < p.C; ++ch)
-              for (int64_t i = 0; i < p.kh; ++i)
-                for (int64_t j = 0; j < p.kw; ++j) acc += Wt.at(o, ch, i, j) * T.at(n, ch, oy * p.kh + i, ox * p.kw + j);
-            out.at(n, o, oy, ox) = bias ? acc + bias->data[size_t(o)] : acc;
-          }
+    Tensor out = dcn_steps::strided_conv(p, T, Wt, bias);
     r.outputs["output"] = std::move(out);
     if (!c.grad_output) return r;
     const Tensor& gout = *c.grad_output;

@@ -27,6 +27,7 @@
 
 #include "core/backend.h"
 #include "core/params.h"
+#include "variants/dcn_steps.h"
 
 namespace oplab {
 namespace {
@@ -79,11 +80,7 @@ class DcnOnnxBackend : public Backend {
     const int64_t Cd = p.C / p.D;  // input channels per offset group
 
     // Stage 1: Pad.
-    Tensor Xp({p.N, p.C, Hp, Wp});
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t ch = 0; ch < p.C; ++ch)
-        for (int64_t y = 0; y < p.H; ++y)
-          for (int64_t x = 0; x < p.W; ++x) Xp.at(n, ch, y + Ph, x + Pw) = X.at(n, ch, y, x);
+    const Tensor Xp = dcn_steps::zero_pad(X, Ph, Pw);
 
     // Stages 2-4, written straight into the Conv's input layout (stage 5's reshape).
     Tensor V({p.N, p.C, p.Ho * p.kh, p.Wo * p.kw});
@@ -112,21 +109,7 @@ class DcnOnnxBackend : public Backend {
           }
 
     // Stage 5: grouped Conv with kernel = stride = (kh, kw), then the bias.
-    const int64_t Cg = p.C / p.G, Cog = p.Co / p.G;
-    Tensor out(p.output_shape());
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t o = 0; o < p.Co; ++o) {
-        const int64_t c0 = (o / Cog) * Cg;
-        for (int64_t oy = 0; oy < p.Ho; ++oy)
-          for (int64_t ox = 0; ox < p.Wo; ++ox) {
-            double acc = 0.0;
-            for (int64_t cg = 0; cg < Cg; ++cg)
-              for (int64_t i = 0; i < p.kh; ++i)
-                for (int64_t j = 0; j < p.kw; ++j)
-                  acc += Wt.at(o, cg, i, j) * V.at(n, c0 + cg, oy * p.kh + i, ox * p.kw + j);
-            out.at(n, o, oy, ox) = bias ? acc + bias->data[size_t(o)] : acc;
-          }
-      }
+    Tensor out = dcn_steps::strided_conv(p, V, Wt, bias);
     Result r;
     r.outputs["output"] = std::move(out);
     return r;
