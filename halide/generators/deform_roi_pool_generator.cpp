@@ -128,24 +128,10 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
   }
 
   void schedule() {
-    Var pw = g.pw, ph = g.ph, k = g.k;
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
     if (offset) promise_zero_mins(*offset);
-    if (get_target().has_gpu_feature()) {
-      Var t{"t"}, tb{"tb"}, ti{"ti"};
-      output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
-      acc.compute_at(output, ti);
-      g.schedule_gpu();
-    } else {
-      // As roi_align's forward: a task owns a block of channels and runs every roi over it,
-      // the 16 lanes of a sample being dense vector loads from the block's copy.
-      // Written a vector of 16 channels at a time (see roi_align).
-      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
-      g.schedule_cpu();
-      schedule_blocked_copy(blk, LoopLevel(output, cb), input.dim(0).extent());
-      acc.compute_at(output, k).vectorize(cl);
-      acc.update().reorder(cl, r.x, r.y, pw, ph).vectorize(cl);
-    }
+    // As roi_align's forward (roi_sampling.h).
+    schedule_roi_forward(output, acc, r, blk, g, input.dim(0).extent(), get_target().has_gpu_feature());
   }
 };
 

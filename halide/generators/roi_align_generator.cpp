@@ -129,23 +129,7 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
 
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
-    if (get_target().has_gpu_feature()) {
-      Var t{"t"}, tb{"tb"}, ti{"ti"};
-      output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
-      acc.compute_at(output, ti);
-      g.schedule_gpu();
-    } else {
-      // A task owns a block of channels and runs every roi over it: the block's copy (both
-      // images, ~8 MB at the standard shape) is made once and read by ~1000 rois, and no two
-      // tasks share anything. Per roi, the 16 lanes of every sample are dense vector loads.
-      // The output of a block is written a vector of 16 channels at a time (one division of
-      // the whole vector, then 16 stores at the channel stride).
-      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
-      g.schedule_cpu();
-      schedule_blocked_copy(blk, LoopLevel(output, cb), input.dim(0).extent());
-      acc.compute_at(output, k).vectorize(cl);
-      acc.update().reorder(cl, r.x, r.y, pw, ph).vectorize(cl);
-    }
+    schedule_roi_forward(output, acc, r, blk, g, input.dim(0).extent(), get_target().has_gpu_feature());
   }
 };
 

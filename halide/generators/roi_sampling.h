@@ -170,4 +170,33 @@ inline Corner roi_corner(const AxisTaps& ty, const AxisTaps& tx, Halide::Expr q)
   return Corner{select(qx, tx.i1, tx.i0), select(qy, ty.i1, ty.i0), select(qy, ty.w1, ty.w0) * select(qx, tx.w1, tx.w0)};
 }
 
+// The forward schedule roi_align and deform_roi_pool share. Output (pw, ph, c, k), accumulator
+// acc(cl, pw, ph, cb, k) updated over the sample grid r, the input read through blk. `geometry`
+// is the op's per-roi table set (schedule_cpu / schedule_gpu).
+//  * GPU: one thread per output element, the accumulator in registers.
+//  * CPU: a task owns a block of channels and runs every roi over it: the block's copy (both
+//    images, ~8 MB at the standard shape) is made once and read by ~1000 rois, and no two tasks
+//    share anything. Per roi, the 16 lanes of every sample are dense vector loads. The output
+//    of a block is written a vector of 16 channels at a time (one division of the whole
+//    vector, then 16 stores at the channel stride).
+template <class Geometry>
+void schedule_roi_forward(Halide::Func output, Halide::Func acc, const Halide::RDom& r, ChannelBlocked& blk,
+                          Geometry& geometry, Halide::Expr W, bool gpu) {
+  using namespace Halide;
+  Var pw = output.args()[0], ph = output.args()[1], c = output.args()[2], k = output.args()[3];
+  Var cl = acc.args()[0], cb = acc.args()[3];
+  if (gpu) {
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+    acc.compute_at(output, ti);
+    geometry.schedule_gpu();
+  } else {
+    output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
+    geometry.schedule_cpu();
+    schedule_blocked_copy(blk, LoopLevel(output, cb), W);
+    acc.compute_at(output, k).vectorize(cl);
+    acc.update().reorder(cl, r.x, r.y, pw, ph).vectorize(cl);
+  }
+}
+
 }  // namespace oplab_halide
