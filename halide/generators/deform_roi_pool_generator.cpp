@@ -110,21 +110,23 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
   Func acc{"acc"};
   ChannelBlocked blk;
   RDom r;
+  int lanes = kLanes;  // channels per block (1 on the GPU: channel_lanes)
 
   void generate() {
+    lanes = channel_lanes(get_target());
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
     Func off;
     if (offset) off = *offset;
     g.define(rois, offset ? &off : nullptr, spatial_scale, sampling_ratio, gamma, pooled_h, pooled_w, H, W, N);
     Var pw = g.pw, ph = g.ph, k = g.k;
-    blk = channel_blocked(input, C, "blk");
+    blk = channel_blocked(input, C, "blk", lanes);
 
     r = g.grid(k, max_grid);
     AxisTaps ty = taps_of(g.yt(r.y, pw, ph, k)), tx = taps_of(g.xt(r.x, pw, ph, k));
     Expr v = roi_bilinear_value(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
     acc(cl, pw, ph, cb, k) = 0.0f;
     acc(cl, pw, ph, cb, k) += select(ty.valid && tx.valid, v, 0.0f);
-    output(pw, ph, c, k) = acc(c % kLanes, pw, ph, c / kLanes, k) / g.count(k);
+    output(pw, ph, c, k) = acc(c % lanes, pw, ph, c / lanes, k) / g.count(k);
   }
 
   void schedule() {
@@ -212,7 +214,7 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
       // ([-1, 0), the last row/column and beyond), that coordinate's derivative is 0 (the
       // slope flags); all four corners are read otherwise, so NaN/Inf in the feature map
       // propagate as in the reference. Lanes past the last channel add nothing.
-      blk = channel_blocked(input, C, "blk");
+      blk = channel_blocked(input, C, "blk", kLanes);
       rd = g.grid(k, max_grid);
       AxisTaps sy = taps_of(g.yt(rd.y, pw, ph, k)), sx = taps_of(g.xt(rd.x, pw, ph, k));
       auto at = [&](Expr xx, Expr yy) { return blk(cl, xx, yy, cb, g.batch(k)); };
@@ -262,7 +264,9 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
         Func go = *grad_offset;
         go.bound(j, 0, 2).reorder(j, pw, ph, k).unroll(j).fuse(pw, ph, t).fuse(t, k, t).gpu_tile(t, tb, ti, 64, TailStrategy::GuardWithIf);
         dsum.compute_at(go, ti);
-        dpart.compute_at(dsum, cb);
+        // A lane at a time (inside the sum over lanes): all 16 at once would sit in local
+        // memory, 256 bytes a thread.
+        dpart.compute_at(dsum, rl);
       }
       return;
     }

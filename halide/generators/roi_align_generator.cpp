@@ -100,11 +100,13 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
   Func acc{"acc"};
   ChannelBlocked blk;
   RDom r;
+  int lanes = kLanes;  // channels per block (1 on the GPU: channel_lanes)
 
   void generate() {
+    lanes = channel_lanes(get_target());
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
     g.define(rois, spatial_scale, sampling_ratio, aligned, pooled_h, pooled_w, H, W, N);
-    blk = channel_blocked(input, C, "blk");
+    blk = channel_blocked(input, C, "blk", lanes);
 
     r = sample_grid(g, k, max_grid);
     AxisTaps ty = taps_of(g.yt(r.y, ph, k)), tx = taps_of(g.xt(r.x, pw, k));
@@ -114,7 +116,7 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
     if (!max_mode) {
       acc(cl, pw, ph, cb, k) = 0.0f;
       acc(cl, pw, ph, cb, k) += sample;
-      output(pw, ph, c, k) = acc(c % kLanes, pw, ph, c / kLanes, k) / g.count(k);
+      output(pw, ph, c, k) = acc(c % lanes, pw, ph, c / lanes, k) / g.count(k);
     } else {
       // First non-NaN sample wins, replaced only by a strictly greater one. The running best
       // starts as NaN, which no sample ever is once taken: still NaN at the end means no
@@ -123,7 +125,7 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
       Expr best = acc(cl, pw, ph, cb, k);
       acc(cl, pw, ph, cb, k) = select(!is_nan(sample) && (is_nan(best) || sample > best), sample, best);
       Expr any_sample = g.gy(k) > 0 && g.gx(k) > 0;
-      output(pw, ph, c, k) = select(any_sample, acc(c % kLanes, pw, ph, c / kLanes, k), 0.0f);
+      output(pw, ph, c, k) = select(any_sample, acc(c % lanes, pw, ph, c / lanes, k), 0.0f);
     }
   }
 
@@ -163,15 +165,17 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
   ChannelBlocked blk;
   RDom r, sg;
   bool cpu = true;
+  int lanes = kLanes;  // channels per block (1 on the GPU: channel_lanes)
 
   void generate() {
     cpu = !get_target().has_gpu_feature();
+    lanes = channel_lanes(get_target());
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
     Expr PW = grad_output.dim(0).extent(), PH = grad_output.dim(1).extent(), K = grad_output.dim(3).extent();
     g.define(rois, spatial_scale, sampling_ratio, aligned, PH, PW, H, W, N);
     // gout of lane cl of block cb (lanes past the last channel read the last channel; their
     // sums are discarded).
-    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, min(cb * kLanes + cl, C - 1), k);
+    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, min(cb * lanes + cl, C - 1), k);
 
     // Every scatter goes through `target`, a Func giving each corner's pixel (x, y, image) and
     // value: on the GPU the update's store index and its implicit load index are then the same
@@ -199,7 +203,7 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
       // the winning sample's taps (so that the scatter needs no per-channel table lookups):
       // (value, pass, y0, y1, x0, x1, wy0, wy1, wx0, wx1); pass < 0 while no non-NaN sample has
       // been seen, else 1 when the winner is in range and 0 when it is not (it passes nothing).
-      blk = channel_blocked(input, C, "blk");
+      blk = channel_blocked(input, C, "blk", lanes);
       sg = sample_grid(g, k, max_grid);
       AxisTaps ty = taps_of(g.yt(sg.y, ph, k)), tx = taps_of(g.xt(sg.x, pw, k));
       Expr v = roi_bilinear_value(ty, tx, [&](Expr xx, Expr yy) { return blk(cl, xx, yy, cb, g.batch(k)); });
@@ -228,7 +232,7 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
         Tuple t = target(r[0], cl, r[1], r[2], cb, r[3]);
         gblk(cl, t[0], t[1], cb, t[2]) += t[3];
       } else {
-        Tuple t = target(r[0], c % kLanes, r[1], r[2], c / kLanes, r[3]);
+        Tuple t = target(r[0], 0, r[1], r[2], c, r[3]);  // lanes 1 on the GPU
         grad_input(t[0], t[1], c, t[2]) += t[3];
       }
     }

@@ -48,13 +48,16 @@ struct BinMax {
   Func batch{"batch"}, best{"best"};
   ChannelBlocked blk;
   RDom r;
+  int lanes = kLanes;  // channels per block (1 on the GPU: channel_lanes)
 
-  void define(const Func& input, const Func& rois, Expr scale, Expr PH, Expr PW, Expr H, Expr W, Expr N, Expr C) {
+  void define(const Func& input, const Func& rois, Expr scale, Expr PH, Expr PW, Expr H, Expr W, Expr N, Expr C,
+              int lanes_) {
+    lanes = lanes_;
     ax.lo = Func("ws"), ax.hi = Func("we"), ay.lo = Func("hs"), ay.hi = Func("he");
     ax.define(p, k, rois(1, k), rois(3, k), scale, PW, W);
     ay.define(p, k, rois(2, k), rois(4, k), scale, PH, H);
     batch(k) = clamp(cast<int>(rois(0, k)), 0, N - 1);
-    blk = channel_blocked(input, C, "blk");
+    blk = channel_blocked(input, C, "blk", lanes);
     // The whole image, narrowed to the bin by the predicate: Halide turns bounds on an inner
     // RVar given by outer variables into the loop's own bounds, so only the bin is visited.
     r = RDom(0, W, 0, H, "r");
@@ -69,7 +72,7 @@ struct BinMax {
   // Output of channel c: 0 for an empty bin, NaN for a non-empty bin of only NaN, else the max.
   Expr value(Expr pw_, Expr ph_, Expr c_, Expr k_) const {
     Expr empty = ax.hi(pw_, k_) <= ax.lo(pw_, k_) || ay.hi(ph_, k_) <= ay.lo(ph_, k_);
-    Tuple b = best(c_ % kLanes, pw_, ph_, c_ / kLanes, k_);
+    Tuple b = best(c_ % lanes, pw_, ph_, c_ / lanes, k_);
     return select(empty, 0.0f, select(b[1] < 0, cast<float>(NAN), b[0]));
   }
 
@@ -93,9 +96,9 @@ class RoiPoolForward : public Generator<RoiPoolForward> {
 
   void generate() {
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
-    m.define(input, rois, spatial_scale, pooled_h, pooled_w, H, W, N, C);
+    m.define(input, rois, spatial_scale, pooled_h, pooled_w, H, W, N, C, channel_lanes(get_target()));
     Var pw = m.pw, ph = m.ph, k = m.k;
-    output(pw, ph, c, k) = Tuple(m.value(pw, ph, c, k), m.best(c % kLanes, pw, ph, c / kLanes, k)[1]);
+    output(pw, ph, c, k) = Tuple(m.value(pw, ph, c, k), m.best(c % m.lanes, pw, ph, c / m.lanes, k)[1]);
   }
 
   void schedule() {

@@ -41,7 +41,14 @@ void promise_zero_mins(B& b) {
 // inlined, so they are only index arithmetic.
 constexpr int kLanes = 16;
 
-// blk(cl, x, y, cb, n) = input(x, y, cb * kLanes + cl, n); lanes past the last channel read
+// On the GPU a thread computes one channel, so there a block is one channel wide (lanes 1:
+// blk(0, x, y, c, n) is channel c). Were blocks 16 wide there, a thread would compute a Func
+// of the block over all 16 lanes wherever Halide cannot prove c % 16 a single lane: the max
+// backward's running winner was so computed 16 times, in 1664 bytes of local memory per
+// thread (the build's ptx_check records each kernel's stack).
+inline int channel_lanes(const Halide::Target& t) { return t.has_gpu_feature() ? 1 : kLanes; }
+
+// blk(cl, x, y, cb, n) = input(x, y, cb * lanes + cl, n); lanes past the last channel read
 // the last channel (their results are discarded). `rows` is the same data with x innermost
 // (rows(x, cl, y, cb, n)): the CPU schedule stages each 16 x 16 tile in it so that the tile is
 // read as 16 dense rows (see schedule_blocked_copy). Callable as blk itself.
@@ -53,11 +60,11 @@ struct ChannelBlocked {
   }
 };
 
-inline ChannelBlocked channel_blocked(const Halide::Func& input, Halide::Expr C, const std::string& name) {
+inline ChannelBlocked channel_blocked(const Halide::Func& input, Halide::Expr C, const std::string& name, int lanes) {
   using namespace Halide;
   Var cl{"cl"}, x{"x"}, y{"y"}, cb{"cb"}, n{"n"};
   ChannelBlocked b{Func{name + "_rows"}, Func{name}};
-  b.rows(x, cl, y, cb, n) = input(x, y, min(cb * kLanes + cl, C - 1), n);
+  b.rows(x, cl, y, cb, n) = input(x, y, min(cb * lanes + cl, C - 1), n);
   b.blk(cl, x, y, cb, n) = b.rows(x, cl, y, cb, n);
   return b;
 }

@@ -2,9 +2,5 @@
 oplab_halide_generator(roi_align.generator generators/roi_align_generator.cpp)
 oplab_halide_kernel(roi_align_avg_fwd roi_align.generator roi_align_forward PARAMS max_mode=false)
 oplab_halide_kernel(roi_align_max_fwd roi_align.generator roi_align_forward PARAMS max_mode=true)
-oplab_halide_kernel(roi_align_avg_bwd roi_align.generator roi_align_backward PARAMS max_mode=false)
-oplab_halide_kernel(roi_align_max_bwd roi_align.generator roi_align_backward PARAMS max_mode=true)
-
-# The backward's scatter must be a native float atomic add on the GPU (oplab_check_ptx_atomics).
-oplab_check_ptx_atomics(roi_align_bwd roi_align.generator roi_align_backward PARAMS max_mode=false)
-oplab_check_ptx_atomics(roi_align_max_bwd roi_align.generator roi_align_backward PARAMS max_mode=true)
+oplab_halide_kernel(roi_align_avg_bwd roi_align.generator roi_align_backward SCATTER PARAMS max_mode=false)
+oplab_halide_kernel(roi_align_max_bwd roi_align.generator roi_align_backward SCATTER PARAMS max_mode=true)

@@ -1,7 +1,4 @@
 # roi_pool: forward and backward kernels.
 oplab_halide_generator(roi_pool.generator generators/roi_pool_generator.cpp)
 oplab_halide_kernel(roi_pool_fwd roi_pool.generator roi_pool_forward)
-oplab_halide_kernel(roi_pool_bwd roi_pool.generator roi_pool_backward)
-
-# The backward's scatter must be a native float atomic add on the GPU (oplab_check_ptx_atomics).
-oplab_check_ptx_atomics(roi_pool_bwd roi_pool.generator roi_pool_backward)
+oplab_halide_kernel(roi_pool_bwd roi_pool.generator roi_pool_backward SCATTER)
