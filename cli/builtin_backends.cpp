@@ -13,6 +13,7 @@ Registry& builtin_backends() {
     r->add(make_torchvision_backend());
     r->add(make_halide_backend(HalideDevice::Cpu));
     r->add(make_halide_backend(HalideDevice::Cuda));
+    r->add(make_halide_backend(HalideDevice::OpenCL));
     for (BackendFactory f : registered_backend_factories()) r->add(f());
     return r;
   }();

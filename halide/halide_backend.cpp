@@ -1,6 +1,11 @@
 #include "halide/halide_backend.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <HalideRuntime.h>
 
@@ -10,6 +15,8 @@
 
 namespace oplab {
 
+std::optional<std::string> opencl_started_before_fork();  // below
+
 namespace {
 
 using namespace halide_glue;
@@ -17,15 +24,18 @@ using namespace halide_glue;
 class HalideBackend : public Backend {
  public:
   explicit HalideBackend(HalideDevice d) : device_(d) {}
-  std::string name() const override { return device_ == HalideDevice::Cpu ? "halide-cpu" : "halide-cuda"; }
+  std::string name() const override { return halide_backend_name(device_); }
   std::string description() const override {
-    return device_ == HalideDevice::Cpu ? "Halide float32 kernels, ahead-of-time compiled for this CPU"
-                                        : "Halide float32 kernels, ahead-of-time compiled to CUDA PTX";
+    switch (device_) {
+      case HalideDevice::Cuda: return "Halide float32 kernels, ahead-of-time compiled to CUDA PTX";
+      case HalideDevice::OpenCL:
+        return "Halide float32 kernels with the CUDA kernels' GPU schedules, compiled to OpenCL C (runs on any "
+               "OpenCL device, pocl's CPU device included)";
+      case HalideDevice::Cpu: break;
+    }
+    return "Halide float32 kernels, ahead-of-time compiled for this CPU";
   }
-  std::optional<std::string> unavailable_reason() const override {
-    if (device_ == HalideDevice::Cuda) return cuda_unavailable_reason();
-    return std::nullopt;
-  }
+  std::optional<std::string> unavailable_reason() const override { return device_unavailable_reason(device_); }
   std::optional<std::string> unsupported_reason(const Case& c) const override {
     const HalideOp* op = find_halide_op(c.op);
     if (!op) return "no Halide kernel for " + c.op + " yet";
@@ -35,6 +45,9 @@ class HalideBackend : public Backend {
   Result run(const Case& c) override {
     const HalideOp* op = find_halide_op(c.op);
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);
+    if (auto why = device_unavailable_reason(device_)) throw BackendUnavailable(name() + ": " + *why);
+    if (device_ == HalideDevice::OpenCL)
+      if (auto why = opencl_started_before_fork()) throw BackendUnavailable(name() + ": " + *why);
     return op->run(c, device_);
   }
 
@@ -61,11 +74,22 @@ const HalideOp* find_halide_op(const std::string& op) {
 
 }  // namespace halide_glue
 
+const char* halide_backend_name(HalideDevice d) {
+  switch (d) {
+    case HalideDevice::Cuda: return "halide-cuda";
+    case HalideDevice::OpenCL: return "halide-opencl";
+    case HalideDevice::Cpu: break;
+  }
+  return "halide-cpu";
+}
+
 std::optional<std::string> cuda_unavailable_reason() {
-  // The Halide CUDA runtime loads the driver library itself; ask it the same questions first
-  // so that a machine without a GPU gets a clear sentence instead of a failed kernel call.
-  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libcuda.so", RTLD_LAZY | RTLD_LOCAL);
+  // The Halide CUDA runtime finds the driver's entry points in the process first and loads
+  // "libcuda.so" only when they are not there; a driver may ship only libcuda.so.1, so it is
+  // loaded here, globally, after the same questions the runtime would ask, so that a machine
+  // without a GPU gets a clear sentence instead of a failed kernel call.
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL);
+  if (!lib) lib = dlopen("libcuda.so", RTLD_LAZY | RTLD_GLOBAL);
   if (!lib) return std::string("no CUDA driver (libcuda.so) on this machine");
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
@@ -75,6 +99,102 @@ std::optional<std::string> cuda_unavailable_reason() {
   if (!init || !count) return std::string("the CUDA driver library lacks cuInit/cuDeviceGetCount");
   if (int e = init(0); e != 0) return "the CUDA driver failed to initialise (cuInit error " + std::to_string(e) + ")";
   if (count(&n) != 0 || n == 0) return std::string("no CUDA device on this machine");
+  return std::nullopt;
+}
+
+namespace {
+
+// The OpenCL questions, asked in a child process: an OpenCL platform may start threads when
+// first asked (pocl does), and a process that forks after that leaves its children with a
+// platform whose threads are gone, so their kernels never finish. The fuzzers fork a child per
+// evaluation, so the parent must not start OpenCL for a mere availability check.
+enum OpenClProbe { kOpenClOk = 0, kNoLoader = 10, kNoSymbols, kNoPlatform, kNoDevice };
+
+int probe_opencl_here() {
+  void* lib = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) lib = dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) return kNoLoader;
+  using PlatformsFn = int (*)(unsigned, void**, unsigned*);
+  using DevicesFn = int (*)(void*, unsigned long, unsigned, void**, unsigned*);
+  auto platforms = reinterpret_cast<PlatformsFn>(dlsym(lib, "clGetPlatformIDs"));
+  auto devices = reinterpret_cast<DevicesFn>(dlsym(lib, "clGetDeviceIDs"));
+  if (!platforms || !devices) return kNoSymbols;
+  unsigned n = 0;
+  if (platforms(0, nullptr, &n) != 0 || n == 0) return kNoPlatform;
+  std::vector<void*> ids(n);
+  platforms(n, ids.data(), nullptr);
+  const unsigned long kAllDevices = 0xFFFFFFFF;  // CL_DEVICE_TYPE_ALL
+  for (void* p : ids) {
+    unsigned d = 0;
+    if (devices(p, kAllDevices, 0, nullptr, &d) == 0 && d > 0) return kOpenClOk;
+  }
+  return kNoDevice;
+}
+
+// The process that first ran an OpenCL kernel (0: none yet).
+pid_t g_opencl_started_in = 0;
+
+}  // namespace
+
+std::optional<std::string> opencl_unavailable_reason() {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) _exit(probe_opencl_here());
+  int status = 0;
+  if (pid < 0) return std::string("cannot ask the OpenCL platforms (fork failed)");
+  // A platform that takes longer than this to list its devices is not usable for testing.
+  for (int waited_ms = 0; waitpid(pid, &status, WNOHANG) == 0; waited_ms += 10) {
+    if (waited_ms > 30000) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return std::string("the OpenCL platform query did not answer within 30 s");
+    }
+    usleep(10000);
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  switch (code) {
+    case kOpenClOk: break;
+    case kNoLoader: return std::string("no OpenCL ICD loader (libOpenCL.so.1) on this machine");
+    case kNoSymbols: return std::string("the OpenCL library lacks clGetPlatformIDs/clGetDeviceIDs");
+    case kNoPlatform: return std::string("no OpenCL platform on this machine (pocl-opencl-icd gives a CPU device)");
+    case kNoDevice: return std::string("no OpenCL device on this machine");
+    default: return std::string("the OpenCL platform query crashed");
+  }
+  // As for CUDA: the ICD loader is usually only libOpenCL.so.1 (the unversioned name comes
+  // with the -dev package), so it is loaded here, globally, where the Halide runtime finds it.
+  // Loading the loader starts no platform.
+  if (!dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_GLOBAL) && !dlopen("libOpenCL.so", RTLD_LAZY | RTLD_GLOBAL))
+    return std::string("no OpenCL ICD loader (libOpenCL.so.1) on this machine");
+  return std::nullopt;
+}
+
+// Why this process must not run OpenCL kernels: it was forked after its parent had run them.
+std::optional<std::string> opencl_started_before_fork() {
+  const pid_t self = getpid();
+  if (g_opencl_started_in == 0) {
+    g_opencl_started_in = self;
+    return std::nullopt;
+  }
+  if (g_opencl_started_in == self) return std::nullopt;
+  return std::string(
+      "OpenCL was started in the parent before this process was forked, and its platform's threads do not "
+      "survive a fork; run halide-opencl either only in forked children or only unforked");
+}
+
+std::optional<std::string> device_unavailable_reason(HalideDevice d) {
+  // Asked once per process and device: the answer does not change, and asking has a cost
+  // (the OpenCL question forks a child).
+  switch (d) {
+    case HalideDevice::Cuda: {
+      static const std::optional<std::string> why = cuda_unavailable_reason();
+      return why;
+    }
+    case HalideDevice::OpenCL: {
+      static const std::optional<std::string> why = opencl_unavailable_reason();
+      return why;
+    }
+    case HalideDevice::Cpu: break;
+  }
   return std::nullopt;
 }
 

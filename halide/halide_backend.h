@@ -8,9 +8,17 @@
 
 namespace oplab {
 
-enum class HalideDevice { Cpu, Cuda };
+// Where the kernels run. OpenCL runs the GPU schedules (the has_gpu_feature() branch of every
+// generator: its own scatters, tiling and device buffers) on any OpenCL device, pocl's CPU
+// device included, so the algorithm and schedule of the CUDA kernels are proven on every
+// machine; only their PTX code generation is CUDA's own (checked at build time, ptx_check/).
+enum class HalideDevice { Cpu, Cuda, OpenCL };
+inline bool on_gpu(HalideDevice d) { return d != HalideDevice::Cpu; }
+constexpr HalideDevice kHalideDevices[] = {HalideDevice::Cpu, HalideDevice::Cuda, HalideDevice::OpenCL};
+const char* halide_backend_name(HalideDevice d);  // halide-cpu, halide-cuda, halide-opencl
 
-// The `halide-cpu` and `halide-cuda` backends: float32 Halide kernels compiled ahead of time.
+// The `halide-cpu`, `halide-cuda` and `halide-opencl` backends: float32 Halide kernels compiled
+// ahead of time.
 std::unique_ptr<Backend> make_halide_backend(HalideDevice device);
 
 // The kernels of a case alone, with its buffers converted once (for timing); empty when the
@@ -22,5 +30,12 @@ void set_halide_threads(int n);
 
 // Why CUDA kernels cannot run here (no driver, no device), or empty when they can.
 std::optional<std::string> cuda_unavailable_reason();
+
+// Why OpenCL kernels cannot run here (no ICD loader, no platform or device), or empty.
+std::optional<std::string> opencl_unavailable_reason();
+
+// The reason above for a device, asked once per process (none for the CPU). Loads the
+// device's driver library where the Halide runtime finds it.
+std::optional<std::string> device_unavailable_reason(HalideDevice d);
 
 }  // namespace oplab

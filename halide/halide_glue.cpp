@@ -27,7 +27,7 @@ Halide::Runtime::Buffer<float> view(TensorF& t) {
   std::call_once(once, [] { halide_set_error_handler(on_error); });
   std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
   if (sizes.empty()) sizes.push_back(1);
-  return Halide::Runtime::Buffer<float>(t.data.data(), sizes);
+  return host_buffer(t.data.data(), sizes);
 }
 
 void check(int status, const CallContext& ctx, const std::string& what) {
@@ -36,9 +36,8 @@ void check(int status, const CallContext& ctx, const std::string& what) {
 }
 
 void finish(HalideDevice device, Halide::Runtime::Buffer<float>& out) {
-  if (device == HalideDevice::Cuda) {
-    if (out.copy_to_host() != 0) throw std::runtime_error("halide-cuda: copying the result back from the GPU failed");
-  }
+  if (on_gpu(device) && out.copy_to_host() != 0)
+    throw std::runtime_error(std::string(halide_backend_name(device)) + ": copying the result back from the device failed");
   release(out);
 }
 

@@ -3,6 +3,7 @@
 // NCHW becomes x, y, c, n), and a call context that turns Halide's error handler into a
 // C++ exception carrying the message, never an abort.
 #include <string>
+#include <vector>
 
 #include <HalideBuffer.h>
 
@@ -11,7 +12,18 @@
 
 namespace oplab::halide_glue {
 
-// Views a float tensor as a Halide buffer (no copy); dims are reversed.
+// Wraps host memory as a Halide buffer (no copy), marked host-dirty: the host copy is the
+// truth, so a GPU pipeline copies it to the device on first use. (Unmarked, the runtime takes
+// the device copy as current and the kernels read uninitialised device memory.)
+template <class T>
+Halide::Runtime::Buffer<T> host_buffer(T* data, const std::vector<int>& sizes) {
+  Halide::Runtime::Buffer<T> b(data, sizes);
+  b.set_host_dirty();
+  return b;
+}
+
+// Views a float tensor as a Halide buffer (no copy, host-dirty); dims are reversed. Also
+// installs the error handler that fills CallContext.
 Halide::Runtime::Buffer<float> view(TensorF& t);
 
 // Passed as user_context to every pipeline; collects the error message.

@@ -29,6 +29,19 @@ struct HalideOpRegistrar {
 
 const HalideOp* find_halide_op(const std::string& op);  // nullptr when no kernels exist
 
+// The kernel NAME compiled for `device`: every kernel exists as NAME_cpu, NAME_cuda and
+// NAME_opencl with one signature (halide/CMakeLists.txt, oplab_halide_kernel).
+template <class F>
+F pick_kernel(HalideDevice device, F cpu, F cuda, F opencl) {
+  switch (device) {
+    case HalideDevice::Cuda: return cuda;
+    case HalideDevice::OpenCL: return opencl;
+    case HalideDevice::Cpu: break;
+  }
+  return cpu;
+}
+#define OPLAB_KERNEL(NAME, DEVICE) ::oplab::halide_glue::pick_kernel(DEVICE, NAME##_cpu, NAME##_cuda, NAME##_opencl)
+
 // Every op's glue is a call object built from a validated case (its tensors converted to
 // float32 buffers once) with forward(), backward() (a no-op without grad_output), sync(bool
 // backward) (waits for the GPU; a no-op on the CPU), before_timed_backward() (the untimed

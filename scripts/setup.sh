@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ git libgtest-dev librapidcheck-dev nlohmann-json3-dev libcli11-dev
           libhalide14-0-dev libcmark-gfm-dev libcmark-gfm-extensions-dev python3-jsonschema
-          python3-torchvision gnuplot-nox)
+          python3-torchvision gnuplot-nox pocl-opencl-icd)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

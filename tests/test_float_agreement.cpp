@@ -1,4 +1,4 @@
-// Every float32 backend that can run here (halide-cpu; halide-cuda on a GPU machine) against
+// Every float32 backend that can run here (halide-cpu; halide-opencl where an OpenCL device is; halide-cuda on a GPU machine) against
 // the reference on the fixed-seed edge-aimed corpus of every op, forward and backward, by the
 // per-element error bound of SPEC §9 (fuzz/float_compare.h: 8x the bound). Boundary flips are
 // counted and printed, never passed silently; cases a backend does not support yet are
@@ -14,6 +14,7 @@
 #include "core/op_desc.h"
 #include "fuzz/float_compare.h"
 #include "fuzz/generators.h"
+#include "halide/halide_backend.h"
 
 namespace oplab {
 namespace {
@@ -27,7 +28,8 @@ TEST_P(FloatAgreement, HalideBackendsWithinBound) {
   const std::string op = GetParam();
   Backend* ref = builtin_backends().find("ref");
   const auto cases = fuzz::sample_cases(op, kCases, kSeed);
-  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+  for (HalideDevice d : kHalideDevices) {
+    const std::string name = halide_backend_name(d);
     Backend* b = builtin_backends().find(name);
     ASSERT_NE(b, nullptr);
     if (auto why = b->unavailable_reason()) {

@@ -1,4 +1,5 @@
-// The Halide deform_conv2d kernels (halide-cpu; halide-cuda where a GPU is present) against
+// The Halide deform_conv2d kernels (halide-cpu; halide-opencl, the GPU schedules, where an
+// OpenCL device is; halide-cuda where a GPU is present) against
 // the double reference: the fixed-seed edge-aimed corpus by the per-element error bound of
 // SPEC §9 (fuzz/float_compare.h), and hand cases: zero offsets are a plain convolution,
 // sizes that cross the kernels' vector widths and chunking, non-finite offsets and feature
@@ -171,13 +172,17 @@ Verdict expect_agrees(Backend& b, const Case& c, const std::string& what) {
   return v;
 }
 
-// The CUDA kernels are built everywhere but run only on a machine with a GPU.
+// Every Halide backend that runs here: the CUDA kernels are built everywhere but run only on a
+// machine with a GPU; the OpenCL ones wherever an OpenCL device is (pocl's CPU device).
 std::vector<Backend*> runnable_backends() {
-  std::vector<Backend*> v{&halide("halide-cpu")};
-  if (auto why = cuda_unavailable_reason())
-    std::cout << "[dcn] halide-cuda skipped: " << *why << "\n";
-  else
-    v.push_back(&halide("halide-cuda"));
+  std::vector<Backend*> v;
+  for (HalideDevice d : kHalideDevices) {
+    Backend& b = halide(halide_backend_name(d));
+    if (auto why = b.unavailable_reason())
+      std::cout << "[dcn] " << b.name() << " skipped: " << *why << "\n";
+    else
+      v.push_back(&b);
+  }
   return v;
 }
 

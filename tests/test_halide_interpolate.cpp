@@ -2,8 +2,9 @@
 // the double reference: the fixed-seed edge-aimed corpus and a corpus of larger shapes (the
 // fuzz shapes are too small to reach the kernels' vector bodies) judged by the per-element
 // error bound of SPEC §9 (fuzz/float_compare.h); NaN/Inf flowing as in the reference; then
-// hand cases whose answer is known exactly. halide-cuda runs the same checks on a GPU machine
-// and says why it is skipped elsewhere.
+// hand cases whose answer is known exactly. halide-opencl (the GPU schedules) runs the same
+// checks wherever an OpenCL device is, halide-cuda on a GPU machine; each says why it is skipped
+// elsewhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,11 +36,10 @@ Backend* halide(const std::string& name) {
     ADD_FAILURE() << name << " is not built in";
     return nullptr;
   }
-  if (name == "halide-cuda")
-    if (auto why = cuda_unavailable_reason()) {
-      std::cout << "[interp] halide-cuda skipped: " << *why << "\n";
-      return nullptr;
-    }
+  if (auto why = b->unavailable_reason()) {
+    std::cout << "[interp] " << name << " skipped: " << *why << "\n";
+    return nullptr;
+  }
   return b;
 }
 
@@ -344,7 +344,7 @@ TEST_P(HalideInterpolate, BackwardIsTheTransposeOfTheForward) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, HalideInterpolate, ::testing::Values("halide-cpu", "halide-cuda"),
+INSTANTIATE_TEST_SUITE_P(Backends, HalideInterpolate, ::testing::Values("halide-cpu", "halide-cuda", "halide-opencl"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)

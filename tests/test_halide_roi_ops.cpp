@@ -2,7 +2,8 @@
 // against the double reference: the fixed-seed edge-aimed corpus by the per-element error bound
 // of SPEC §9 (fuzz/float_compare.h), then hand cases whose answer is known exactly (rounding,
 // NaN and ties in max modes, the right-sided derivative at kinks, overlapping scatters, vector
-// tails). halide-cuda runs the same checks on a GPU machine and says why it is skipped elsewhere.
+// tails). Every Halide backend runs them: halide-opencl (the GPU schedules) wherever an OpenCL
+// device is, halide-cuda on a GPU machine; each says why it is skipped elsewhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "cli/builtin_backends.h"
 #include "fuzz/float_compare.h"
 #include "fuzz/generators.h"
+#include "halide/halide_backend.h"
 
 namespace oplab {
 namespace {
@@ -68,8 +70,8 @@ TEST_P(HalideRoiCorpus, WithinBoundForwardAndBackward) {
 
 std::vector<CorpusParam> corpus_params() {
   std::vector<CorpusParam> v;
-  for (const char* b : {"halide-cpu", "halide-cuda"})
-    for (const char* op : {"roi_pool", "roi_align", "deform_roi_pool"}) v.push_back({op, b});
+  for (HalideDevice d : kHalideDevices)
+    for (const char* op : {"roi_pool", "roi_align", "deform_roi_pool"}) v.push_back({op, halide_backend_name(d)});
   return v;
 }
 
@@ -112,7 +114,8 @@ Case make_case(const std::string& op, json params, Tensor input, Tensor rois, co
 // Runs a case on every Halide backend that can run here.
 template <class Check>
 void on_halide(const Case& c, Check check) {
-  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+  for (HalideDevice d : kHalideDevices) {
+    const char* name = halide_backend_name(d);
     Backend* b = builtin_backends().find(name);
     ASSERT_NE(b, nullptr);
     if (b->unavailable_reason()) continue;
@@ -123,7 +126,8 @@ void on_halide(const Case& c, Check check) {
 
 // Every element equal to the reference's within the float bound (no flips expected).
 void expect_agrees(const Case& c) {
-  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+  for (HalideDevice d : kHalideDevices) {
+    const char* name = halide_backend_name(d);
     Backend* b = builtin_backends().find(name);
     ASSERT_NE(b, nullptr);
     if (b->unavailable_reason()) continue;
@@ -213,7 +217,8 @@ TEST(HalideDeformRoiPool, RightSidedDerivativeAtKinks) {
   Tensor in(Shape{1, 1, 4, 4});
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 4; ++x) in.at(0, 0, y, x) = 10.0 * y * y + x;
-  for (const char* name : {"halide-cpu", "halide-cuda"}) {
+  for (HalideDevice d : kHalideDevices) {
+    const char* name = halide_backend_name(d);
     Backend* b = builtin_backends().find(name);
     ASSERT_NE(b, nullptr);
     if (b->unavailable_reason()) continue;

@@ -8,12 +8,16 @@
 #include "core/params.h"
 #include "deform_conv2d_fwd_cpu.h"
 #include "deform_conv2d_fwd_cuda.h"
+#include "deform_conv2d_fwd_opencl.h"
 #include "deform_conv2d_grad_input_cpu.h"
 #include "deform_conv2d_grad_input_cuda.h"
+#include "deform_conv2d_grad_input_opencl.h"
 #include "deform_conv2d_grad_offset_mask_cpu.h"
 #include "deform_conv2d_grad_offset_mask_cuda.h"
+#include "deform_conv2d_grad_offset_mask_opencl.h"
 #include "deform_conv2d_grad_weight_cpu.h"
 #include "deform_conv2d_grad_weight_cuda.h"
+#include "deform_conv2d_grad_weight_opencl.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
 
@@ -28,14 +32,14 @@ using Buf = Halide::Runtime::Buffer<float>;
 Buf view_as(TensorF& t, std::initializer_list<int64_t> extents) {
   std::vector<int> e;
   for (int64_t x : extents) e.push_back(int(x));
-  return Buf(t.data.data(), e);
+  return host_buffer(t.data.data(), e);
 }
 
 // grad_weight sums the (n, oy) rows in `chunks` equal parts, one partial result each: a
 // divisor of the row count, enough parts to keep every thread busy, and a bounded memory
 // cost (one weight-sized partial per part).
-int weight_chunks(int64_t rows, int64_t weight_numel, bool cuda) {
-  int64_t limit = cuda ? 64 : 16;
+int weight_chunks(int64_t rows, int64_t weight_numel, bool gpu) {
+  int64_t limit = gpu ? 64 : 16;
   limit = std::max<int64_t>(1, std::min<int64_t>(limit, (int64_t(1) << 24) / std::max<int64_t>(weight_numel, 1)));
   for (int64_t t = std::min(limit, rows); t > 1; --t)
     if (rows % t == 0) return int(t);
@@ -46,7 +50,7 @@ int weight_chunks(int64_t rows, int64_t weight_numel, bool cuda) {
 // the kernel calls alone).
 class DcnCall {
  public:
-  DcnCall(const Case& cs, HalideDevice device) : p_(parse_deform_conv2d(cs)), cuda_(device == HalideDevice::Cuda) {
+  DcnCall(const Case& cs, HalideDevice device) : p_(parse_deform_conv2d(cs)) {
     const int64_t K = p_.kh * p_.kw;
     Cg_ = p_.G > 0 ? p_.C / p_.G : 0;
     Cog_ = p_.G > 0 ? p_.Co / p_.G : 0;
@@ -79,7 +83,7 @@ class DcnCall {
       gm_b_ = mask_view(g_mask_);
       gw_b_ = weight_view(g_w_);
       gb_b_ = view_as(g_b_, {Cog_, p_.G});
-      chunks_ = weight_chunks(p_.N * p_.Ho, weight_.numel(), cuda_);
+      chunks_ = weight_chunks(p_.N * p_.Ho, weight_.numel(), on_gpu(device));
     }
   }
 
@@ -96,7 +100,7 @@ class DcnCall {
           std::fill_n(out_.data.begin() + (n * p_.Co + o) * plane, plane, bias_.data[size_t(o)]);
       return;
     }
-    auto fwd = cuda_ ? deform_conv2d_fwd_cuda : deform_conv2d_fwd_cpu;
+    auto fwd = OPLAB_KERNEL(deform_conv2d_fwd, device_);
     check(fwd(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), bias_b_, out_b_), ctx_,
           "deform_conv2d forward");
     finish(device_, out_b_);
@@ -115,18 +119,18 @@ class DcnCall {
       }
       return;
     }
-    auto gi = cuda_ ? deform_conv2d_grad_input_cuda : deform_conv2d_grad_input_cpu;
+    auto gi = OPLAB_KERNEL(deform_conv2d_grad_input, device_);
     check(gi(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, gi_b_), ctx_,
           "deform_conv2d grad_input");
     finish(device_, gi_b_);
 
-    auto gom = cuda_ ? deform_conv2d_grad_offset_mask_cuda : deform_conv2d_grad_offset_mask_cpu;
+    auto gom = OPLAB_KERNEL(deform_conv2d_grad_offset_mask, device_);
     check(gom(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, goff_b_, gm_b_), ctx_,
           "deform_conv2d grad_offset/grad_mask");
     finish(device_, goff_b_);
     finish(device_, gm_b_);
 
-    auto gw = cuda_ ? deform_conv2d_grad_weight_cuda : deform_conv2d_grad_weight_cpu;
+    auto gw = OPLAB_KERNEL(deform_conv2d_grad_weight, device_);
     check(gw(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, chunks_, gw_b_, gb_b_),
           ctx_, "deform_conv2d grad_weight/grad_bias");
     finish(device_, gw_b_);
@@ -163,7 +167,7 @@ class DcnCall {
   int dx() const { return int(p_.dw); }
 
   DeformConvParams p_;
-  bool cuda_ = false, work_ = false, has_grad_ = false;
+  bool work_ = false, has_grad_ = false;
   HalideDevice device_ = HalideDevice::Cpu;
   int64_t Cg_ = 0, Cog_ = 0;
   int chunks_ = 1;

@@ -11,12 +11,16 @@
 #include "halide/ops_glue.h"
 #include "deform_roi_pool_bwd_cpu.h"
 #include "deform_roi_pool_bwd_cuda.h"
+#include "deform_roi_pool_bwd_opencl.h"
 #include "deform_roi_pool_fwd_cpu.h"
 #include "deform_roi_pool_fwd_cuda.h"
+#include "deform_roi_pool_fwd_opencl.h"
 #include "deform_roi_pool_plain_bwd_cpu.h"
 #include "deform_roi_pool_plain_bwd_cuda.h"
+#include "deform_roi_pool_plain_bwd_opencl.h"
 #include "deform_roi_pool_plain_fwd_cpu.h"
 #include "deform_roi_pool_plain_fwd_cuda.h"
+#include "deform_roi_pool_plain_fwd_opencl.h"
 
 namespace oplab::halide_glue {
 
@@ -43,11 +47,9 @@ class DeformRoiPoolCall : public RoiCall {
     const int ph = int(p_.PH), pw = int(p_.PW);
     int status;
     if (p_.has_offset)
-      status = cuda_ ? deform_roi_pool_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, off_b_, out_b_)
-                     : deform_roi_pool_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, off_b_, out_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, off_b_, out_b_);
     else
-      status = cuda_ ? deform_roi_pool_plain_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, out_b_)
-                     : deform_roi_pool_plain_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, out_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_plain_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, out_b_);
     check(status, ctx_, "deform_roi_pool forward");
   }
 
@@ -55,13 +57,10 @@ class DeformRoiPoolCall : public RoiCall {
     if (!work_ || !has_grad_) return;
     int status;
     if (p_.has_offset)
-      status = cuda_ ? deform_roi_pool_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, off_b_,
-                                                gin_b_, goff_b_)
-                     : deform_roi_pool_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, off_b_,
-                                               gin_b_, goff_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, off_b_,
+                                                gin_b_, goff_b_);
     else
-      status = cuda_ ? deform_roi_pool_plain_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, gin_b_)
-                     : deform_roi_pool_plain_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, gin_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_plain_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, gin_b_);
     check(status, ctx_, "deform_roi_pool backward");
   }
 

@@ -19,44 +19,64 @@
 #include "halide/ops_glue.h"
 #include "interp_area1_bwd_cpu.h"
 #include "interp_area1_bwd_cuda.h"
+#include "interp_area1_bwd_opencl.h"
 #include "interp_area1_fwd_cpu.h"
 #include "interp_area1_fwd_cuda.h"
+#include "interp_area1_fwd_opencl.h"
 #include "interp_area2_bwd_cpu.h"
 #include "interp_area2_bwd_cuda.h"
+#include "interp_area2_bwd_opencl.h"
 #include "interp_area2_fwd_cpu.h"
 #include "interp_area2_fwd_cuda.h"
+#include "interp_area2_fwd_opencl.h"
 #include "interp_area3_bwd_cpu.h"
 #include "interp_area3_bwd_cuda.h"
+#include "interp_area3_bwd_opencl.h"
 #include "interp_area3_fwd_cpu.h"
 #include "interp_area3_fwd_cuda.h"
+#include "interp_area3_fwd_opencl.h"
 #include "interp_cubic2_bwd_cpu.h"
 #include "interp_cubic2_bwd_cuda.h"
+#include "interp_cubic2_bwd_opencl.h"
 #include "interp_cubic2_fwd_cpu.h"
 #include "interp_cubic2_fwd_cuda.h"
+#include "interp_cubic2_fwd_opencl.h"
 #include "interp_linear1_bwd_cpu.h"
 #include "interp_linear1_bwd_cuda.h"
+#include "interp_linear1_bwd_opencl.h"
 #include "interp_linear1_fwd_cpu.h"
 #include "interp_linear1_fwd_cuda.h"
+#include "interp_linear1_fwd_opencl.h"
 #include "interp_linear2_bwd_cpu.h"
 #include "interp_linear2_bwd_cuda.h"
+#include "interp_linear2_bwd_opencl.h"
 #include "interp_linear2_fwd_cpu.h"
 #include "interp_linear2_fwd_cuda.h"
+#include "interp_linear2_fwd_opencl.h"
 #include "interp_linear3_bwd_cpu.h"
 #include "interp_linear3_bwd_cuda.h"
+#include "interp_linear3_bwd_opencl.h"
 #include "interp_linear3_fwd_cpu.h"
 #include "interp_linear3_fwd_cuda.h"
+#include "interp_linear3_fwd_opencl.h"
 #include "interp_nearest1_bwd_cpu.h"
 #include "interp_nearest1_bwd_cuda.h"
+#include "interp_nearest1_bwd_opencl.h"
 #include "interp_nearest1_fwd_cpu.h"
 #include "interp_nearest1_fwd_cuda.h"
+#include "interp_nearest1_fwd_opencl.h"
 #include "interp_nearest2_bwd_cpu.h"
 #include "interp_nearest2_bwd_cuda.h"
+#include "interp_nearest2_bwd_opencl.h"
 #include "interp_nearest2_fwd_cpu.h"
 #include "interp_nearest2_fwd_cuda.h"
+#include "interp_nearest2_fwd_opencl.h"
 #include "interp_nearest3_bwd_cpu.h"
 #include "interp_nearest3_bwd_cuda.h"
+#include "interp_nearest3_bwd_opencl.h"
 #include "interp_nearest3_fwd_cpu.h"
 #include "interp_nearest3_fwd_cuda.h"
+#include "interp_nearest3_fwd_opencl.h"
 
 namespace oplab::halide_glue {
 
@@ -86,21 +106,21 @@ using BackwardFn = ForwardFn;
 struct Kernels {
   Kind kind;
   int dims;
-  ForwardFn fwd_cpu, fwd_cuda;
-  BackwardFn bwd_cpu, bwd_cuda;
+  ForwardFn fwd_cpu, fwd_cuda, fwd_opencl;
+  BackwardFn bwd_cpu, bwd_cuda, bwd_opencl;
 };
 
 const Kernels kKernels[] = {
-    {Kind::Nearest, 1, interp_nearest1_fwd_cpu, interp_nearest1_fwd_cuda, interp_nearest1_bwd_cpu, interp_nearest1_bwd_cuda},
-    {Kind::Nearest, 2, interp_nearest2_fwd_cpu, interp_nearest2_fwd_cuda, interp_nearest2_bwd_cpu, interp_nearest2_bwd_cuda},
-    {Kind::Nearest, 3, interp_nearest3_fwd_cpu, interp_nearest3_fwd_cuda, interp_nearest3_bwd_cpu, interp_nearest3_bwd_cuda},
-    {Kind::Linear, 1, interp_linear1_fwd_cpu, interp_linear1_fwd_cuda, interp_linear1_bwd_cpu, interp_linear1_bwd_cuda},
-    {Kind::Linear, 2, interp_linear2_fwd_cpu, interp_linear2_fwd_cuda, interp_linear2_bwd_cpu, interp_linear2_bwd_cuda},
-    {Kind::Linear, 3, interp_linear3_fwd_cpu, interp_linear3_fwd_cuda, interp_linear3_bwd_cpu, interp_linear3_bwd_cuda},
-    {Kind::Cubic, 2, interp_cubic2_fwd_cpu, interp_cubic2_fwd_cuda, interp_cubic2_bwd_cpu, interp_cubic2_bwd_cuda},
-    {Kind::Area, 1, interp_area1_fwd_cpu, interp_area1_fwd_cuda, interp_area1_bwd_cpu, interp_area1_bwd_cuda},
-    {Kind::Area, 2, interp_area2_fwd_cpu, interp_area2_fwd_cuda, interp_area2_bwd_cpu, interp_area2_bwd_cuda},
-    {Kind::Area, 3, interp_area3_fwd_cpu, interp_area3_fwd_cuda, interp_area3_bwd_cpu, interp_area3_bwd_cuda},
+    {Kind::Nearest, 1, interp_nearest1_fwd_cpu, interp_nearest1_fwd_cuda, interp_nearest1_fwd_opencl, interp_nearest1_bwd_cpu, interp_nearest1_bwd_cuda, interp_nearest1_bwd_opencl},
+    {Kind::Nearest, 2, interp_nearest2_fwd_cpu, interp_nearest2_fwd_cuda, interp_nearest2_fwd_opencl, interp_nearest2_bwd_cpu, interp_nearest2_bwd_cuda, interp_nearest2_bwd_opencl},
+    {Kind::Nearest, 3, interp_nearest3_fwd_cpu, interp_nearest3_fwd_cuda, interp_nearest3_fwd_opencl, interp_nearest3_bwd_cpu, interp_nearest3_bwd_cuda, interp_nearest3_bwd_opencl},
+    {Kind::Linear, 1, interp_linear1_fwd_cpu, interp_linear1_fwd_cuda, interp_linear1_fwd_opencl, interp_linear1_bwd_cpu, interp_linear1_bwd_cuda, interp_linear1_bwd_opencl},
+    {Kind::Linear, 2, interp_linear2_fwd_cpu, interp_linear2_fwd_cuda, interp_linear2_fwd_opencl, interp_linear2_bwd_cpu, interp_linear2_bwd_cuda, interp_linear2_bwd_opencl},
+    {Kind::Linear, 3, interp_linear3_fwd_cpu, interp_linear3_fwd_cuda, interp_linear3_fwd_opencl, interp_linear3_bwd_cpu, interp_linear3_bwd_cuda, interp_linear3_bwd_opencl},
+    {Kind::Cubic, 2, interp_cubic2_fwd_cpu, interp_cubic2_fwd_cuda, interp_cubic2_fwd_opencl, interp_cubic2_bwd_cpu, interp_cubic2_bwd_cuda, interp_cubic2_bwd_opencl},
+    {Kind::Area, 1, interp_area1_fwd_cpu, interp_area1_fwd_cuda, interp_area1_fwd_opencl, interp_area1_bwd_cpu, interp_area1_bwd_cuda, interp_area1_bwd_opencl},
+    {Kind::Area, 2, interp_area2_fwd_cpu, interp_area2_fwd_cuda, interp_area2_fwd_opencl, interp_area2_bwd_cpu, interp_area2_bwd_cuda, interp_area2_bwd_opencl},
+    {Kind::Area, 3, interp_area3_fwd_cpu, interp_area3_fwd_cuda, interp_area3_fwd_opencl, interp_area3_bwd_cpu, interp_area3_bwd_cuda, interp_area3_bwd_opencl},
 };
 
 const Kernels& kernels_for(Kind kind, int dims) {
@@ -242,7 +262,7 @@ Call plan(const InterpParams& p) {
 // A tensor as the kernels' 4-D (x, y, z, plane) buffer.
 Halide::Runtime::Buffer<float> buffer4(TensorF& t, const std::array<int, 3>& xyz, int planes) {
   (void)view(t);  // view() installs the error handler that fills CallContext
-  return Halide::Runtime::Buffer<float>(t.data.data(), {xyz[0], xyz[1], xyz[2], planes});
+  return host_buffer(t.data.data(), {xyz[0], xyz[1], xyz[2], planes});
 }
 
 // One evaluation: the case's tensors in float32 and the kernels' buffers over them.
@@ -269,27 +289,18 @@ struct Prepared {
       go_b = buffer4(grad_output, k.out, k.planes);
       gi_b = buffer4(grad_input, k.in, k.planes);
     }
-    // A buffer wrapped around host memory is not marked host-dirty, and the CUDA runtime
-    // copies an input to the GPU only when it is: without this the kernels would read
-    // uninitialised device memory.
-    if (cuda()) {
-      in_b.set_host_dirty();
-      if (go_b.data()) go_b.set_host_dirty();
-    }
   }
   ~Prepared() {
     for (auto* b : {&in_b, &out_b, &go_b, &gi_b})
       if (b->data()) release(*b);
   }
 
-  bool cuda() const { return device == HalideDevice::Cuda; }
-
   // The kernel calls. Results stay where the kernel wrote them (on the GPU for CUDA) until
   // fetch(); inputs are copied to the GPU by the first call only.
   void forward() {
     if (k.planes == 0) return;
     CallContext ctx;
-    const ForwardFn fn = cuda() ? k.k->fwd_cuda : k.k->fwd_cpu;
+    const ForwardFn fn = pick_kernel(device, k.k->fwd_cpu, k.k->fwd_cuda, k.k->fwd_opencl);
     check(fn(&ctx, in_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.taps[0], k.taps[1], k.taps[2],
              k.path[0], k.path[1], k.path[2], k.out[0], k.out[1], k.out[2], out_b),
           ctx, "interpolate forward");
@@ -297,14 +308,15 @@ struct Prepared {
   void backward() {
     if (k.planes == 0) return;
     CallContext ctx;
-    const BackwardFn fn = cuda() ? k.k->bwd_cuda : k.k->bwd_cpu;
+    const BackwardFn fn = pick_kernel(device, k.k->bwd_cpu, k.k->bwd_cuda, k.k->bwd_opencl);
     check(fn(&ctx, go_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.reach[0], k.reach[1], k.reach[2],
              k.path[0], k.path[1], k.path[2], k.in[0], k.in[1], k.in[2], gi_b),
           ctx, "interpolate backward");
   }
   // Waits for the GPU (timing) without copying anything back.
   void sync(Halide::Runtime::Buffer<float>& b) {
-    if (cuda() && b.data() && b.device_sync() != 0) throw std::runtime_error("halide-cuda: device sync failed");
+    if (on_gpu(device) && b.data() && b.device_sync() != 0)
+      throw std::runtime_error(std::string(halide_backend_name(device)) + ": device sync failed");
   }
   void fetch(Halide::Runtime::Buffer<float>& b) {
     if (b.data()) finish(device, b);

@@ -10,12 +10,16 @@
 #include "halide/ops_glue.h"
 #include "roi_align_avg_bwd_cpu.h"
 #include "roi_align_avg_bwd_cuda.h"
+#include "roi_align_avg_bwd_opencl.h"
 #include "roi_align_avg_fwd_cpu.h"
 #include "roi_align_avg_fwd_cuda.h"
+#include "roi_align_avg_fwd_opencl.h"
 #include "roi_align_max_bwd_cpu.h"
 #include "roi_align_max_bwd_cuda.h"
+#include "roi_align_max_bwd_opencl.h"
 #include "roi_align_max_fwd_cpu.h"
 #include "roi_align_max_fwd_cuda.h"
+#include "roi_align_max_fwd_opencl.h"
 
 namespace oplab::halide_glue {
 
@@ -36,11 +40,9 @@ class RoiAlignCall : public RoiCall {
     const bool a = p_.aligned;
     int status;
     if (p_.mode == PoolMode::Avg)
-      status = cuda_ ? roi_align_avg_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_)
-                     : roi_align_avg_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
+      status = OPLAB_KERNEL(roi_align_avg_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
     else
-      status = cuda_ ? roi_align_max_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_)
-                     : roi_align_max_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
+      status = OPLAB_KERNEL(roi_align_max_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
     check(status, ctx_, "roi_align forward");
   }
 
@@ -49,11 +51,9 @@ class RoiAlignCall : public RoiCall {
     const bool a = p_.aligned;
     int status;
     if (p_.mode == PoolMode::Avg)
-      status = cuda_ ? roi_align_avg_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_)
-                     : roi_align_avg_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
+      status = OPLAB_KERNEL(roi_align_avg_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
     else
-      status = cuda_ ? roi_align_max_bwd_cuda(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_)
-                     : roi_align_max_bwd_cpu(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
+      status = OPLAB_KERNEL(roi_align_max_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
     check(status, ctx_, "roi_align backward");
   }
 

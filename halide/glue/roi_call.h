@@ -15,7 +15,6 @@ class RoiCall {
  public:
   RoiCall(const Case& c, HalideDevice device, const Shape& out_shape, std::string op)
       : op_(std::move(op)),
-        cuda_(device == HalideDevice::Cuda),
         device_(device),
         input_(to_float(c.in("input"))),
         rois_(to_float(c.in("rois"))),
@@ -43,8 +42,8 @@ class RoiCall {
   // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
   void sync(bool backward) {
     Buf& b = backward ? gin_b_ : out_b_;
-    if (cuda_ && b.raw_buffer()->device && b.device_sync() != 0)
-      throw std::runtime_error("halide-cuda: " + op_ + " did not finish on the GPU");
+    if (on_gpu(device_) && b.raw_buffer()->device && b.device_sync() != 0)
+      throw std::runtime_error(std::string(halide_backend_name(device_)) + ": " + op_ + " did not finish on the device");
   }
 
   // The output and, with grad_output, the gradient of the feature map, copied back to the host.
@@ -62,7 +61,7 @@ class RoiCall {
  protected:
   using Buf = Halide::Runtime::Buffer<float>;
   std::string op_;
-  bool cuda_, work_ = false, has_grad_ = false;
+  bool work_ = false, has_grad_ = false;
   HalideDevice device_;
   CallContext ctx_;
   TensorF input_, rois_, out_, gout_, gin_;

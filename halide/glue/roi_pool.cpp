@@ -11,8 +11,10 @@
 #include "halide/ops_glue.h"
 #include "roi_pool_bwd_cpu.h"
 #include "roi_pool_bwd_cuda.h"
+#include "roi_pool_bwd_opencl.h"
 #include "roi_pool_fwd_cpu.h"
 #include "roi_pool_fwd_cuda.h"
+#include "roi_pool_fwd_opencl.h"
 
 namespace oplab::halide_glue {
 
@@ -25,12 +27,12 @@ class RoiPoolCall : public RoiCall {
     // torchvision's float kernel rounds x * s in float: so do these kernels.
     scale_ = float(p_.spatial_scale);
     // The backward kernel sees the gradient as planes of H * W pixels.
-    if (has_grad_) gin_b_ = Buf(gin_.data.data(), {int(p_.H * p_.W), int(p_.C), int(p_.N)});
+    if (has_grad_) gin_b_ = host_buffer(gin_.data.data(), {int(p_.H * p_.W), int(p_.C), int(p_.N)});
     // The argmax has the output's shape; one more element keeps the data pointer valid when
     // the output is empty.
     argmax_.assign(size_t(out_.numel()) + 1, -1);
     std::vector<int> sizes(out_.shape.rbegin(), out_.shape.rend());
-    argmax_b_ = Halide::Runtime::Buffer<int32_t>(argmax_.data(), sizes);
+    argmax_b_ = host_buffer(argmax_.data(), sizes);
   }
   ~RoiPoolCall() override {
     if (argmax_b_.raw_buffer()->device) argmax_b_.device_free();
@@ -39,8 +41,7 @@ class RoiPoolCall : public RoiCall {
   void forward() {
     if (!work_) return;
     const int ph = int(p_.PH), pw = int(p_.PW);
-    const int status = cuda_ ? roi_pool_fwd_cuda(&ctx_, in_b_, rois_b_, scale_, ph, pw, out_b_, argmax_b_)
-                             : roi_pool_fwd_cpu(&ctx_, in_b_, rois_b_, scale_, ph, pw, out_b_, argmax_b_);
+    const int status = OPLAB_KERNEL(roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, ph, pw, out_b_, argmax_b_);
     check(status, ctx_, "roi_pool forward");
     forward_done_ = true;
   }
@@ -48,8 +49,7 @@ class RoiPoolCall : public RoiCall {
   void backward() {
     if (!work_ || !has_grad_) return;
     if (!forward_done_) forward();  // the argmax comes from the forward
-    const int status = cuda_ ? roi_pool_bwd_cuda(&ctx_, argmax_b_, rois_b_, gout_b_, gin_b_)
-                             : roi_pool_bwd_cpu(&ctx_, argmax_b_, rois_b_, gout_b_, gin_b_);
+    const int status = OPLAB_KERNEL(roi_pool_bwd, device_)(&ctx_, argmax_b_, rois_b_, gout_b_, gin_b_);
     check(status, ctx_, "roi_pool backward");
   }
 
