@@ -36,6 +36,10 @@ class Backend {
   // True when the backend already evaluates in a process of its own (the torchvision bridge):
   // the fuzz campaign then need not, and must not, fork around it (fuzz/isolate.h).
   virtual bool out_of_process() const { return false; }
+  // True when a process's first evaluation costs far more than the next (an OpenCL platform
+  // builds and loads its kernels in every new process): the fuzz campaign then isolates it in
+  // one long-lived worker process rather than a child per evaluation (fuzz/worker.h).
+  virtual bool slow_start() const { return false; }
   // True for float32 kernels: they are judged by the per-element error bound of SPEC §9
   // (fuzz/float_compare.h), not by double-precision agreement.
   virtual bool is_float32() const { return false; }

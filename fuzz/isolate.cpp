@@ -14,6 +14,7 @@
 
 #include "fuzz/interrupt.h"
 #include "fuzz/wire.h"
+#include "fuzz/worker.h"
 
 namespace oplab::fuzz {
 
@@ -41,6 +42,13 @@ namespace {
   }
   _exit(0);
 }
+
+void reap(pid_t pid, int* status) {
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
 
 // What the evaluation child sends: the result, or the exception evaluate() threw.
 std::string evaluate_to_bytes(Backend& b, const Case& c) {
@@ -75,15 +83,9 @@ std::string how_it_died(int status) {
   return os.str();
 }
 
-void reap(pid_t pid, int* status) {
-  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
-  }
-}
-
-}  // namespace
-
 Result isolated_evaluate(Backend& b, const Case& c, const Isolation& iso) {
   if (!iso.fork || b.out_of_process()) return evaluate(b, c);
+  if (b.slow_start()) return worker_evaluate(b, c, iso.timeout_s);
   return wire::decode(run_forked([&] { return evaluate_to_bytes(b, c); }, iso.timeout_s, b.name() + ": " + c.op));
 }
 

@@ -30,6 +30,14 @@ struct Isolation {
 // Unsupported, ...), KernelCrash, or Interrupted when a stop was requested meanwhile.
 Result isolated_evaluate(Backend& b, const Case& c, const Isolation& iso);
 
+// Slow-start backends (Backend::slow_start()) are evaluated in a long-lived worker process
+// instead (fuzz/worker.h).
+
+// Shared with the worker: evaluate(b, c) as wire bytes (its Result, or the exception it threw);
+// how a child process ended, in words ("crashed: killed by signal 11 (...)").
+std::string evaluate_to_bytes(Backend& b, const Case& c);
+std::string how_it_died(int status);
+
 // The building block: runs `work` in a forked child and returns the bytes it returned there.
 // `work` must not throw (an escaping exception counts as a crash). Throws KernelCrash
 // ("<what>: crashed: ..." or "<what>: hung: ...") or Interrupted.

@@ -42,6 +42,7 @@ class HalideBackend : public Backend {
     return op->unsupported ? op->unsupported(c) : std::nullopt;
   }
   bool is_float32() const override { return true; }
+  bool slow_start() const override { return device_ == HalideDevice::OpenCL; }
   Result run(const Case& c) override {
     const HalideOp* op = find_halide_op(c.op);
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);

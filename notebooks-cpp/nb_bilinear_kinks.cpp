@@ -26,7 +26,7 @@ constexpr double kStep = 1e-3;  // finite-difference step
 constexpr double kGamma = 0.1;
 
 // The backends studied (study and seeded-bug variants of other ops stay out of the page).
-const std::vector<std::string> kBackends = {"ref", "torchvision", "halide-cpu", "halide-cuda", "dcn-4uiiurz1", "drp-mmcv-grad"};
+const std::vector<std::string> kBackends = {"ref", "torchvision", "halide-cpu", "halide-cuda", "halide-opencl", "dcn-4uiiurz1", "drp-mmcv-grad"};
 
 // An H x W image whose columns repeat with period 8, so that cases of different widths (a case's
 // width follows its number of points) read the same pixel values around x = kX.

@@ -3,6 +3,7 @@
 // pieces they stand on: per-case seeds, shards, the shrinker's regeneration of a case, and the
 // crash/hang isolation of in-process backends.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -282,6 +283,67 @@ TEST(FuzzIsolation, ResultsAndErrorsComeBackUnchanged) {
   Case bad = small_case();
   bad.params["mode"] = "cubic";
   EXPECT_THROW(fuzz::isolated_evaluate(big, bad, iso), InvalidCase);
+}
+
+// A slow-start backend (evaluated in a long-lived worker): answers with the id of the process
+// it ran in, dies on an input whose first value is 13 (segfault) or 14 (hangs), and can send a
+// large result.
+class SlowStarter : public Backend {
+ public:
+  std::string name() const override { return "slow-starter"; }
+  std::string description() const override { return "reports its process"; }
+  bool slow_start() const override { return true; }
+  Result run(const Case& c) override {
+    const double first = c.in("input").data.empty() ? 0 : c.in("input").data[0];
+    if (first == 13) std::raise(SIGSEGV);
+    if (first == 14)
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    Result r;
+    Tensor t({first == 15 ? 300000 : 1});
+    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = double(i) * 0.5;
+    t.data[0] = double(getpid());
+    r.outputs["output"] = t;
+    return r;
+  }
+};
+
+Case with_first_value(double v) {
+  Case c = small_case();
+  Tensor& in = c.inputs.at("input");
+  if (!in.data.empty()) in.data[0] = v;
+  return c;
+}
+
+double pid_of(const Result& r) { return r.outputs.at("output").data[0]; }
+
+TEST(FuzzIsolation, SlowStartBackendsKeepOneWorkerAndReplaceItWhenItDies) {
+  ASSERT_FALSE(small_case().in("input").data.empty());
+  const fuzz::Isolation iso{true, 1.0};
+  SlowStarter b;
+  const double first = pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), iso));
+  EXPECT_NE(first, double(getpid())) << "evaluated in the campaign's own process";
+  EXPECT_EQ(pid_of(fuzz::isolated_evaluate(b, with_first_value(0.25), iso)), first) << "a new process per case";
+  const Result big = fuzz::isolated_evaluate(b, with_first_value(15), iso);  // 2.4 MB back through the pipe
+  EXPECT_EQ(big.outputs.at("output").data.size(), 300000u);
+  EXPECT_EQ(big.outputs.at("output").data[299999], 299999 * 0.5);
+  try {
+    fuzz::isolated_evaluate(b, with_first_value(13), iso);
+    FAIL() << "no crash reported";
+  } catch (const fuzz::KernelCrash& e) {
+    EXPECT_NE(std::string(e.what()).find("signal 11"), std::string::npos) << e.what();
+  }
+  const double second = pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), iso));
+  EXPECT_NE(second, first) << "the dead worker was not replaced";
+  try {
+    fuzz::isolated_evaluate(b, with_first_value(14), iso);
+    FAIL() << "no hang reported";
+  } catch (const fuzz::KernelCrash& e) {
+    EXPECT_NE(std::string(e.what()).find("hung"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), iso)), second) << "the hung worker was kept";
+  Case bad = small_case();
+  bad.params["mode"] = "cubic";
+  EXPECT_THROW(fuzz::isolated_evaluate(b, bad, iso), InvalidCase);
 }
 
 }  // namespace
