@@ -159,17 +159,25 @@ def call_op(op, p, x):
 def bench(req):
     """Times one op in float32 with `threads` threads: the median of `repeats` runs after
     `warmup` runs, forward or (with "backward") the backward alone. Large inputs arrive as
-    {"shape", "low", "high"} and are drawn here (uniform, seeded) instead of sent as JSON."""
+    {"shape", "low", "high"} and are drawn here (uniform, seeded) instead of sent as JSON.
+    With "device": "cuda" the tensors live on the GPU and every run ends with a device
+    synchronisation (kernels launch asynchronously), so the time is the kernels' own."""
     import time
     case = req["case"]
     op, p = case["op"], case.get("params") or {}
     if op == "deform_roi_pool" or (op == "roi_align" and p.get("pool_mode", "avg") != "avg"):
         raise Unsupported("torchvision has no %s%s" % (op, "" if op != "roi_align" else " max mode"))
+    device = str(req.get("device", "cpu"))
+    if device == "cuda" and not torch.cuda.is_available():
+        raise Unsupported("torch %s has no CUDA device here" % torch.__version__)
+    if device not in ("cpu", "cuda"):
+        raise Unsupported("no bench device %r (cpu or cuda)" % device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     torch.manual_seed(0)
-    x = {n: tensor_from_json(t, "inputs." + n).float() for n, t in case.get("inputs", {}).items()}
+    x = {n: tensor_from_json(t, "inputs." + n).float().to(device) for n, t in case.get("inputs", {}).items()}
     for n, spec in req.get("random_inputs", {}).items():
         low, high = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
-        x[n] = torch.rand(spec["shape"], dtype=torch.float32) * (high - low) + low
+        x[n] = (torch.rand(spec["shape"], dtype=torch.float32) * (high - low) + low).to(device)
     backward = bool(req.get("backward", False))
     diff = [n for n in DIFFERENTIABLE[op] if n in x] if backward else []
     for n in diff:
@@ -187,16 +195,18 @@ def bench(req):
                 with torch.no_grad():
                     call_op(op, p, x)
         times = []
+        sync()
         for i in range(int(req.get("warmup", 1)) + int(req.get("repeats", 5))):
             t0 = time.perf_counter()
             run()
+            sync()
             t1 = time.perf_counter()
             if i >= int(req.get("warmup", 1)):
                 times.append((t1 - t0) * 1e3)
     finally:
         torch.set_num_threads(1)
     times.sort()
-    return {"ms": times, "median_ms": times[len(times) // 2], "threads": threads}
+    return {"ms": times, "median_ms": times[len(times) // 2], "threads": threads, "device": device}
 
 
 def answer(line):

@@ -1,5 +1,6 @@
 #include "reports/report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -140,6 +141,26 @@ json build(const Options& opt) {
     missing_section("performance", "Performance against the peer", "oplab bench", pages.string());
   }
   order.push_back("performance");
+  {
+    // The build's PTX checks (halide/ptx_check), one JSON per CUDA kernel.
+    json kernels = json::array();
+    std::vector<fs::path> files;
+    if (fs::exists(from / "cuda-kernels"))
+      for (const auto& e : fs::directory_iterator(from / "cuda-kernels"))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) kernels.push_back(read_json_file(f.string()));
+    if (!kernels.empty()) {
+      cuda_kernels_section(kernels, pages.string());
+      report["cuda_kernels"] = kernels;
+      checks.insert("CUDA PTX (build time)");
+    } else {
+      report["missing_inputs"].push_back("cuda-kernels/*.json");
+      missing_section("cuda-kernels", "CUDA kernels (checked at build time)", "the build (build/halide/*_cuda.ptx.json)",
+                      pages.string());
+    }
+    order.push_back("cuda-kernels");
+  }
 
   // Study notebooks: their pages are copied in as they are.
   if (fs::exists(from / "notebooks"))

@@ -15,6 +15,7 @@ json accuracy_section(const json& campaign, const std::string& pages);
 json performance_section(const json& bench, const std::string& pages);
 json gradcheck_section(const json& gradcheck, const std::string& pages);
 json fuzz_section(const json& fuzz_summaries, const std::string& pages);
+json cuda_kernels_section(const json& kernels, const std::string& pages);  // halide/ptx_check summaries
 json machine_section(const json& inputs, const std::string& pages, const std::string& command);
 
 // j[key] when present, else an empty object: safe to iterate with .items() (a temporary from

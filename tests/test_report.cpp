@@ -39,6 +39,15 @@ TEST(Report, BuiltFromASmallRunValidatesAndNamesEverything) {
   ASSERT_EQ(sh(oplab + " gradcheck --op all --backend ref --cases 2 --seed 3 --out " + out + "/gradcheck.json"), 0);
   ASSERT_EQ(sh(oplab + " fuzz --op roi_align --backend ref --cases 10 --seed 3 --no-fork --out " + out + "/fuzz/ref"), 0);
   ASSERT_EQ(sh(oplab + " bench --reduced --shape nearest --repeats 1 --warmup 0 --no-backward --out " + out + "/bench.json"), 0);
+  // The build's PTX checks (halide/ptx_check), as scripts/main.sh copies them.
+  fs::create_directories(dir / "cuda-kernels");
+  const std::string suffix = "_cuda.ptx.json";
+  for (const auto& e : fs::directory_iterator(OPLAB_HALIDE_BUILD_DIR)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      fs::copy_file(e.path(), dir / "cuda-kernels" / name);
+  }
+  ASSERT_FALSE(fs::is_empty(dir / "cuda-kernels"));
   ASSERT_EQ(sh(oplab + " report --from " + out + " --out " + out + "/report"), 0);
 
   const fs::path report = dir / "report";
@@ -62,6 +71,14 @@ TEST(Report, BuiltFromASmallRunValidatesAndNamesEverything) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
   for (const auto& s : r["sections"]) EXPECT_FALSE(s["answer"].get<std::string>().empty()) << s["name"];
+  // Every CUDA kernel of the build is in its section (34: the kernels/*.cmake files' count).
+  bool cuda = false;
+  for (const auto& s : r["sections"])
+    if (s["name"] == "cuda-kernels") {
+      cuda = true;
+      EXPECT_EQ(s["numbers"].value("kernels", 0.0), 34.0) << s.dump();
+    }
+  EXPECT_TRUE(cuda) << "no cuda-kernels section";
   fs::remove_all(dir);
 }
 

@@ -103,7 +103,6 @@ class DcnCall {
     auto fwd = OPLAB_KERNEL(deform_conv2d_fwd, device_);
     check(fwd(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), bias_b_, out_b_), ctx_,
           "deform_conv2d forward");
-    finish(device_, out_b_);
   }
 
   void backward() {
@@ -122,22 +121,23 @@ class DcnCall {
     auto gi = OPLAB_KERNEL(deform_conv2d_grad_input, device_);
     check(gi(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, gi_b_), ctx_,
           "deform_conv2d grad_input");
-    finish(device_, gi_b_);
 
     auto gom = OPLAB_KERNEL(deform_conv2d_grad_offset_mask, device_);
     check(gom(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, goff_b_, gm_b_), ctx_,
           "deform_conv2d grad_offset/grad_mask");
-    finish(device_, goff_b_);
-    finish(device_, gm_b_);
 
     auto gw = OPLAB_KERNEL(deform_conv2d_grad_weight, device_);
     check(gw(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, chunks_, gw_b_, gb_b_),
           ctx_, "deform_conv2d grad_weight/grad_bias");
-    finish(device_, gw_b_);
-    finish(device_, gb_b_);
   }
 
-  Result result() const {
+  // Results stay where the kernels wrote them (on the device for a GPU) until here.
+  Result result() {
+    if (work_) {
+      finish(device_, out_b_);
+      if (has_grad_)
+        for (Buf* b : {&gi_b_, &goff_b_, &gm_b_, &gw_b_, &gb_b_}) finish(device_, *b);
+    }
     Result r;
     r.outputs["output"] = to_double(out_);
     if (has_grad_) {
@@ -150,9 +150,16 @@ class DcnCall {
     return r;
   }
 
-  // forward() and backward() copy their results back to the host (finish), which waits.
   void before_timed_backward() {}
-  void sync(bool) {}
+  // Waits for the device (the benchmark's end of a call); a no-op on the CPU.
+  void sync(bool backward) {
+    if (!on_gpu(device_) || !work_) return;
+    std::initializer_list<Buf*> bufs = {&out_b_};
+    std::initializer_list<Buf*> grads = {&gi_b_, &goff_b_, &gm_b_, &gw_b_, &gb_b_};
+    for (Buf* b : backward ? grads : bufs)
+      if (b->raw_buffer()->device && b->device_sync() != 0)
+        throw std::runtime_error(std::string(halide_backend_name(device_)) + ": deform_conv2d did not finish on the device");
+  }
 
  private:
   Buf offset_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, 2, p_.kw, p_.kh, p_.D, p_.N}); }
