@@ -15,13 +15,21 @@ cd "$(dirname "$0")/.."
 
 TESTS=(test_halide_roi_ops test_halide_deform_conv2d test_halide_interpolate test_float_agreement)
 
+# The CPU kernels of the everyday build are compiled for this machine's processor (host),
+# which the GPU machine's may not match (an instruction it lacks would kill the run), so the
+# pack is a build of its own, build-gpu/, whose CPU kernels use the same portable x86-64 target
+# as the CUDA kernels' host part. The first pack takes as long as a full build.
+PORTABLE_CPU_TARGET=x86-64-linux-sse41-avx-avx2-fma-f16c
+
 pack() {
-  [ -x build/cli/oplab ] || { echo "gpu.sh pack: build first (bash scripts/setup.sh)"; exit 1; }
+  bash scripts/setup.sh >/dev/null || exit 1  # packages, and the everyday build
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPLAB_HALIDE_CPU_TARGET="$PORTABLE_CPU_TARGET" >/dev/null || exit 1
+  cmake --build build-gpu -j"$(nproc)" --target oplab "${TESTS[@]}" || exit 1
   rm -rf .gpu && mkdir -p .gpu/lib
-  cp build/cli/oplab .gpu/
-  for t in "${TESTS[@]}"; do cp "build/tests/$t" .gpu/; done
+  cp build-gpu/cli/oplab .gpu/
+  for t in "${TESTS[@]}"; do cp "build-gpu/tests/$t" .gpu/; done
   # Shared libraries a bare machine may lack (the report's Markdown renderer).
-  ldd build/cli/oplab | awk '/libcmark/ {print $3}' | xargs -r -I{} cp {} .gpu/lib/
+  ldd build-gpu/cli/oplab | awk '/libcmark/ {print $3}' | xargs -r -I{} cp {} .gpu/lib/
   du -sh .gpu
 }
 
