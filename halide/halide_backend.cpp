@@ -33,7 +33,7 @@ class HalideBackend : public Backend {
                "OpenCL device, pocl's CPU device included)";
       case HalideDevice::Cpu: break;
     }
-    return "Halide float32 kernels, ahead-of-time compiled for this CPU";
+    return "Halide float32 kernels, ahead-of-time compiled for the CPU";
   }
   std::optional<std::string> unavailable_reason() const override { return device_unavailable_reason(device_); }
   std::optional<std::string> unsupported_reason(const Case& c) const override {
