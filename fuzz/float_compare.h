@@ -1,5 +1,5 @@
 #pragma once
-// Comparison of a float32 backend (halide-cpu, halide-cuda) with the double reference, by the
+// Comparison of a float32 backend (halide-cpu, -cuda, -opencl) with the double reference, by the
 // per-element error bound of SPEC §9 and with discrete boundary flips told apart.
 //
 // Bound of element i:  B_i = kappa * (A_i + 1e-3 * max_j A_j)

@@ -3,7 +3,7 @@
 // backend's precision plugs into the fuzz properties. The double backends (ref, torchvision
 // in float64, the study and seeded-bug variants built on the reference) get the default
 // Tolerance (1e-10 relative, README "Agreement"). A float32 backend (Backend::is_float32():
-// halide-cpu, halide-cuda) gets the float rule of tolerance.cpp in the metamorphic properties
+// halide-cpu, -cuda, -opencl) gets the float rule of tolerance.cpp in the metamorphic properties
 // and the per-element error bound of fuzz/float_compare.h in the differential one;
 // register_tolerance() overrides the rule for one backend by name.
 #include <string>

@@ -3,7 +3,7 @@
 //  * a double backend (torchvision, the variants): per gradient tensor, every element within
 //    rtol = 1e-10 of the reference relative to |ref| + max|ref| of the tensor (README,
 //    "Agreement"); error = the largest such relative difference;
-//  * a float32 backend (halide-cpu, halide-cuda): the per-element error bound of SPEC §9 with
+//  * a float32 backend (halide-cpu, -cuda, -opencl): the per-element error bound of SPEC §9 with
 //    boundary flips told apart (fuzz/float_compare.h), over the outputs and every gradient of
 //    the case at once; error = the largest |e - r| / bound. A flip is "explained", not a pass.
 // A double backend's disagreement that a named divergence reproduces (the reference on the
