@@ -223,6 +223,32 @@ TEST(PeerTorchvision, DeformConvZeroOffset1x1IsWeightTimesInputPlusBias) {
   EXPECT_TRUE(r3.grads.count("input") && r3.grads.count("offset") && r3.grads.count("weight"));
 }
 
+// The bench verb times on the device asked for: the CPU here; CUDA where torch has it, else a
+// one-line refusal (never a CPU timing passed off as a GPU one); any other device is refused.
+TEST(PeerTorchvision, BenchTimesOnTheDeviceAskedForOrDeclines) {
+  nlohmann::json req = {{"case", {{"op", "roi_pool"}, {"params", {{"output_size", {2, 2}}}}, {"inputs", nlohmann::json::object()}}},
+                        {"random_inputs", {{"input", {{"shape", {1, 2, 8, 8}}}}, {"rois", {{"shape", {3, 5}}, {"low", 0}, {"high", 0.5}}}}},
+                        {"repeats", 3}, {"warmup", 1}};
+  req["device"] = "cpu";
+  const nlohmann::json cpu = torchvision_bench(req);
+  EXPECT_EQ(cpu.value("device", ""), "cpu");
+  EXPECT_EQ(cpu["ms"].size(), 3u);
+  EXPECT_GT(cpu.value("median_ms", -1.0), 0.0);
+  req["device"] = "cuda";
+  try {
+    EXPECT_EQ(torchvision_bench(req).value("device", ""), "cuda");
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no CUDA device here"), std::string::npos) << e.what();
+  }
+  req["device"] = "tpu";
+  try {
+    torchvision_bench(req);
+    FAIL() << "a bench on device tpu was not refused";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no bench device 'tpu'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PeerTorchvision, UnsupportedOpsAreDeclinedNeverFaked) {
   REQUIRE_PEER();
   Tensor x = ramp({1, 1, 4, 4});
