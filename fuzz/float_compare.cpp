@@ -127,6 +127,31 @@ Case nudged_case(const Case& c, double ra, double rb, double end_sign) {
   return n;
 }
 
+struct Tensors {
+  std::vector<std::pair<std::string, const Tensor*>> list;
+};
+
+Tensors all_tensors(const Result& r) {
+  Tensors t;
+  for (const auto& [name, x] : r.outputs) t.list.emplace_back("outputs." + name, &x);
+  for (const auto& [name, x] : r.grads) t.list.emplace_back("grads." + name, &x);
+  return t;
+}
+
+const Tensor* find(const Result& r, const std::string& key) {
+  for (const auto& [name, t] : all_tensors(r).list)
+    if (name == key) return t;
+  return nullptr;
+}
+
+bool same_class(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return true;
+}
+
+}  // namespace
+
 // Float32 rounding of every input, as the kernel sees them. deform_conv2d's kernels then form
 // each sampling point as float(tap) + float(offset), rounded to float32 again: that point,
 // expressed back as an offset from the tap (exact in double), is what decides floors and
@@ -153,31 +178,6 @@ Case float_rounded_case(const Case& c) {
   }
   return f;
 }
-
-struct Tensors {
-  std::vector<std::pair<std::string, const Tensor*>> list;
-};
-
-Tensors all_tensors(const Result& r) {
-  Tensors t;
-  for (const auto& [name, x] : r.outputs) t.list.emplace_back("outputs." + name, &x);
-  for (const auto& [name, x] : r.grads) t.list.emplace_back("grads." + name, &x);
-  return t;
-}
-
-const Tensor* find(const Result& r, const std::string& key) {
-  for (const auto& [name, t] : all_tensors(r).list)
-    if (name == key) return t;
-  return nullptr;
-}
-
-bool same_class(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  if (std::isinf(a) || std::isinf(b)) return a == b;
-  return true;
-}
-
-}  // namespace
 
 FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple) {
   FloatOutcome o;

@@ -49,4 +49,10 @@ const char* float_outcome_name(FloatOutcome::Kind k);
 FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c,
                                    double multiple = kDefaultBoundMultiple);
 
+// The case as a float32 kernel sees it: every input rounded to float32 and, for
+// deform_conv2d, every finite offset moved so that tap + offset is float(tap) + float(offset),
+// the sampling point the kernels form. The reference on it decides floors and cut-offs the
+// kernel's way (compare_float_backend's flip search uses it).
+Case float_rounded_case(const Case& c);
+
 }  // namespace oplab::fuzz

@@ -15,6 +15,7 @@
 #include "fuzz/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
+#include "tests/halide_backends.h"
 
 namespace oplab {
 namespace {
@@ -28,14 +29,8 @@ TEST_P(FloatAgreement, HalideBackendsWithinBound) {
   const std::string op = GetParam();
   Backend* ref = builtin_backends().find("ref");
   const auto cases = fuzz::sample_cases(op, kCases, kSeed);
-  for (HalideDevice d : kHalideDevices) {
-    const std::string name = halide_backend_name(d);
-    Backend* b = builtin_backends().find(name);
-    ASSERT_NE(b, nullptr);
-    if (auto why = b->unavailable_reason()) {
-      std::cout << "[float] " << op << " on " << name << ": skipped, " << *why << "\n";
-      continue;
-    }
+  for (Backend* b : runnable_halide_backends("float " + op)) {
+    const std::string name = b->name();
     std::map<std::string, int> count;
     double worst = 0;
     for (const Case& full : cases) {

@@ -23,6 +23,7 @@
 #include "fuzz/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
+#include "tests/halide_backends.h"
 
 namespace oplab {
 namespace {
@@ -64,29 +65,6 @@ Case random_case(const Geometry& g, double off, uint64_t seed) {
   return c;
 }
 
-// The reference evaluated where float32 samples: every finite offset replaced so that
-// base + offset is exactly float(base) + float(offset), the coordinate the kernels compute.
-Case float_coordinate_case(const Case& c) {
-  Case f = c;
-  const DeformConvParams p = parse_deform_conv2d(c);
-  Tensor& off = f.inputs["offset"];
-  const int64_t K = p.kh * p.kw;
-  for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t d = 0; d < p.D; ++d)
-      for (int64_t i = 0; i < p.kh; ++i)
-        for (int64_t j = 0; j < p.kw; ++j)
-          for (int64_t oy = 0; oy < p.Ho; ++oy)
-            for (int64_t ox = 0; ox < p.Wo; ++ox) {
-              const int64_t k = i * p.kw + j;
-              const double base[2] = {double(oy * p.sh - p.ph + i * p.dh), double(ox * p.sw - p.pw + j * p.dw)};
-              for (int comp = 0; comp < 2; ++comp) {
-                double& v = off.at(n, 2 * (d * K + k) + comp, oy, ox);
-                if (std::isfinite(v)) v = double(float(base[comp]) + float(v)) - base[comp];
-              }
-            }
-  return f;
-}
-
 // A backend whose grad_offset is replaced by given values (checked separately).
 class OffsetGradReplaced : public Backend {
  public:
@@ -113,10 +91,10 @@ struct Verdict {
 
 // Agreement with the reference by fuzz::compare_float_backend (SPEC §9), with two steps for
 // what that comparison cannot tell apart yet:
-//  1. Its flip search nudges each offset by a few ulps of the offset, but the kernels round the
-//     sample coordinate float(base) + float(offset): 1 + (-1e-9) becomes 1.0f, a whole corner
-//     away from the reference's floor. Failing cases are compared again with the reference
-//     evaluated at the float32 coordinates ("coordinate-flip": a floor taken the other way).
+//  1. The kernels round the sample coordinate float(base) + float(offset): 1 + (-1e-9) becomes
+//     1.0f, a whole corner away from the reference's floor. Failing cases are compared again
+//     with the reference evaluated on the case as float32 sees it (fuzz::float_rounded_case;
+//     "coordinate-flip": a floor taken the other way).
 //  2. Its bound for grad_offset comes from the reference on |data|, where dB is a difference of
 //     |pixels| and can be far below the rounding of the value itself. grad_offset alone is then
 //     held to the same kappa times |ref| (+ 1e-3 max|ref|): |ref| <= Σ|terms|, so this is never
@@ -125,7 +103,7 @@ Verdict agree(Backend& b, const Case& c) {
   auto name = [](const fuzz::FloatOutcome& o) { return std::string(fuzz::float_outcome_name(o.kind)); };
   const fuzz::FloatOutcome o = fuzz::compare_float_backend(ref(), b, c);
   if (o.kind != fuzz::FloatOutcome::Fail) return {name(o), o.detail, o.worst_ratio};
-  const Case fc = float_coordinate_case(c);
+  const Case fc = fuzz::float_rounded_case(c);
   const fuzz::FloatOutcome o2 = fuzz::compare_float_backend(ref(), b, fc);
   if (o2.kind == fuzz::FloatOutcome::Pass || o2.kind == fuzz::FloatOutcome::Flip)
     return {"coordinate-flip", o.detail, o2.worst_ratio};
@@ -174,17 +152,7 @@ Verdict expect_agrees(Backend& b, const Case& c, const std::string& what) {
 
 // Every Halide backend that runs here: the CUDA kernels are built everywhere but run only on a
 // machine with a GPU; the OpenCL ones wherever an OpenCL device is (pocl's CPU device).
-std::vector<Backend*> runnable_backends() {
-  std::vector<Backend*> v;
-  for (HalideDevice d : kHalideDevices) {
-    Backend& b = halide(halide_backend_name(d));
-    if (auto why = b.unavailable_reason())
-      std::cout << "[dcn] " << b.name() << " skipped: " << *why << "\n";
-    else
-      v.push_back(&b);
-  }
-  return v;
-}
+std::vector<Backend*> runnable_backends() { return runnable_halide_backends("dcn"); }
 
 TEST(HalideDeformConv2d, FuzzCorpusWithinBound) {
   const auto cases = fuzz::sample_cases("deform_conv2d", 400, 11);

@@ -16,6 +16,7 @@
 #include "fuzz/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
+#include "tests/halide_backends.h"
 
 namespace oplab {
 namespace {
@@ -114,25 +115,17 @@ Case make_case(const std::string& op, json params, Tensor input, Tensor rois, co
 // Runs a case on every Halide backend that can run here.
 template <class Check>
 void on_halide(const Case& c, Check check) {
-  for (HalideDevice d : kHalideDevices) {
-    const char* name = halide_backend_name(d);
-    Backend* b = builtin_backends().find(name);
-    ASSERT_NE(b, nullptr);
-    if (b->unavailable_reason()) continue;
-    SCOPED_TRACE(name);
+  for (Backend* b : runnable_halide_backends()) {
+    SCOPED_TRACE(b->name());
     check(evaluate(*b, c));
   }
 }
 
 // Every element equal to the reference's within the float bound (no flips expected).
 void expect_agrees(const Case& c) {
-  for (HalideDevice d : kHalideDevices) {
-    const char* name = halide_backend_name(d);
-    Backend* b = builtin_backends().find(name);
-    ASSERT_NE(b, nullptr);
-    if (b->unavailable_reason()) continue;
+  for (Backend* b : runnable_halide_backends()) {
     const fuzz::FloatOutcome o = fuzz::compare_float_backend(ref(), *b, c);
-    EXPECT_EQ(o.kind, fuzz::FloatOutcome::Pass) << name << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
+    EXPECT_EQ(o.kind, fuzz::FloatOutcome::Pass) << b->name() << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
   }
 }
 
@@ -217,12 +210,8 @@ TEST(HalideDeformRoiPool, RightSidedDerivativeAtKinks) {
   Tensor in(Shape{1, 1, 4, 4});
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 4; ++x) in.at(0, 0, y, x) = 10.0 * y * y + x;
-  for (HalideDevice d : kHalideDevices) {
-    const char* name = halide_backend_name(d);
-    Backend* b = builtin_backends().find(name);
-    ASSERT_NE(b, nullptr);
-    if (b->unavailable_reason()) continue;
-    SCOPED_TRACE(name);
+  for (Backend* b : runnable_halide_backends("drp kinks")) {
+    SCOPED_TRACE(b->name());
     // d/d offset_y = gamma * rh * dv/dy with rh = 2, gamma = 1.
     struct Want {
       double y, dvdy;

@@ -243,24 +243,12 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
     Var pw = g.pw, ph = g.ph, k = g.k;
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
     if (offset) promise_zero_mins(*offset), promise_zero_mins(*grad_offset);
-    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    Expr W = input.dim(0).extent(), C = input.dim(2).extent();
+    schedule_roi_scatter(grad_input, gblk, goutb, target, r, 5, g, W, C, !cpu);
     if (!cpu) {
-      grad_input.fuse(x, y, t).fuse(t, c, t).fuse(t, n, t).gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
-      // One thread per bin (a 2-D block of pw x ph), one block per (channel, roi); bins of
-      // overlapping rois (and neighbouring bins) hit the same pixels, so the adds are atomic.
-      // The bin RVars are not fused: Halide 14 then indexes the atomic store and its implicit
-      // load through different let variables and falls back to a CAS loop.
-      grad_input.update()
-          .atomic()
-          .reorder(r[0], r[1], r[2], r[3], r[4], c, r[5])
-          .unroll(r[0])
-          .gpu_threads(r[3], r[4])
-          .gpu_blocks(c, r[5]);
-      // Each corner's target is realised where it is scattered (registers).
-      target.compute_at(grad_input, r[1]).unroll(q);
-      g.schedule_gpu();
       if (grad_offset) {
         // One thread per (bin, roi), summing over every channel and sample.
+        Var t{"t"}, tb{"tb"}, ti{"ti"};
         Func go = *grad_offset;
         go.bound(j, 0, 2).reorder(j, pw, ph, k).unroll(j).fuse(pw, ph, t).fuse(t, k, t).gpu_tile(t, tb, ti, 64, TailStrategy::GuardWithIf);
         dsum.compute_at(go, ti);
@@ -270,26 +258,6 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
       }
       return;
     }
-    // CPU: a task owns a block of channels (cb) and scans every roi into its block of the
-    // gradient, then transposes the block into grad_input (16 x 16 tiles in registers; narrow
-    // or few-channel tensors take a plain loop). The channel split guards rather than shifts
-    // its last block: a tile's lanes are then exactly lanes 0..15 of one block, which Halide
-    // sees as constant offsets (one dense load and a shuffle) rather than per-lane c % 16 and
-    // c / 16 (256 scalar loads).
-    Expr W = input.dim(0).extent(), C = input.dim(2).extent();
-    Var xo{"xo"}, xi{"xi"};
-    grad_input.specialize(W >= kLanes && C >= kLanes)
-        .split(c, cb, cl, kLanes, TailStrategy::GuardWithIf)
-        .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
-        .reorder(xi, cl, xo, y, n, cb)
-        .vectorize(xi)
-        .vectorize(cl)
-        .parallel(cb);
-    grad_input.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, x, y, n, cb).parallel(cb);
-    g.schedule_cpu();
-    gblk.compute_at(grad_input, cb).vectorize(cl);
-    gblk.update().reorder(cl, r[0]).vectorize(cl).unroll(r[0]);
-    goutb.compute_at(gblk, r[5]).vectorize(cl);
     if (grad_offset) {
       // The block sums of every roi, a task per block (each with its copy of the block), then
       // a pure sum over the blocks per (bin, roi).

@@ -242,42 +242,12 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
     const int rk = max_mode ? 3 : 5;  // index of the roi dimension of r
+    Expr W = input.dim(0).extent(), C = input.dim(2).extent();
+    schedule_roi_scatter(grad_input, gblk, goutb, target, r, rk, g, W, C, !cpu);
     if (!cpu) {
-      Var t{"t"}, tb{"tb"}, ti{"ti"};
-      grad_input.fuse(x, y, t).fuse(t, c, t).fuse(t, n, t).gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
-      // One thread per bin (a 2-D block of pw x ph), one block per (channel, roi); bins of
-      // overlapping rois (and neighbouring bins) hit the same pixels, so the adds are atomic.
-      // The bin RVars are not fused: Halide 14 then indexes the atomic store and its implicit
-      // load through different let variables and falls back to a CAS loop.
-      RVar rpw = r[rk - 2], rph = r[rk - 1];
-      Stage u = grad_input.update();
-      u.atomic().reorder(r[0], rpw, rph, c, r[rk]).unroll(r[0]).gpu_threads(rpw, rph).gpu_blocks(c, r[rk]);
-      // Each corner's target is realised where it is scattered (registers).
-      target.compute_at(grad_input, r[1]).unroll(q);
-      if (max_mode) winner.compute_at(grad_input, rpw);
-      g.schedule_gpu();
+      if (max_mode) winner.compute_at(grad_input, r[rk - 2]);
       return;
     }
-    // CPU: a task owns a block of channels (cb) and scans every roi into its block of the
-    // gradient, then transposes the block into grad_input (16 x 16 tiles in registers; narrow
-    // or few-channel tensors take a plain loop). The channel split guards rather than shifts
-    // its last block: a tile's lanes are then exactly lanes 0..15 of one block, which Halide
-    // sees as constant offsets (one dense load and a shuffle) rather than per-lane c % 16 and
-    // c / 16 (256 scalar loads).
-    Expr W = input.dim(0).extent(), C = input.dim(2).extent();
-    Var xo{"xo"}, xi{"xi"};
-    grad_input.specialize(W >= kLanes && C >= kLanes)
-        .split(c, cb, cl, kLanes, TailStrategy::GuardWithIf)
-        .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
-        .reorder(xi, cl, xo, y, n, cb)
-        .vectorize(xi)
-        .vectorize(cl)
-        .parallel(cb);
-    grad_input.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, x, y, n, cb).parallel(cb);
-    g.schedule_cpu();
-    gblk.compute_at(grad_input, cb).vectorize(cl);
-    gblk.update().reorder(cl, r[0]).vectorize(cl).unroll(r[0]);
-    goutb.compute_at(gblk, r[rk]).vectorize(cl);
     if (max_mode) {
       schedule_blocked_copy(blk, LoopLevel(grad_input, cb), W);
       winner.compute_at(gblk, r[rk]).vectorize(cl);

@@ -206,4 +206,50 @@ void schedule_roi_forward(Halide::Func output, Halide::Func acc, const Halide::R
   }
 }
 
+// The grad_input schedule roi_align and deform_roi_pool share. grad_input(x, y, c, n) is
+// zeroed, then every corner of `target` (q innermost) is added in over r: corner r[0], bins
+// r[rk - 2] and r[rk - 1], roi r[rk]. On the CPU the adds go into gblk(cl, x, y, cb, n), the
+// gradient in channel blocks, reading goutb(cl, pw, ph, cb, k); on the GPU straight into
+// grad_input. Each op schedules its own extra Funcs (roi_align's winner, deform_roi_pool's
+// grad_offset) after this.
+//  * GPU: one thread per bin (a 2-D block of pw x ph), one block per (channel, roi); bins of
+//    overlapping rois (and neighbouring bins) hit the same pixels, so the adds are atomic. Each
+//    corner's target is realised where it is scattered (registers): realised elsewhere
+//    (compute_root), Halide 14 clamps the atomic update's implicit load and not its store, and
+//    falls back to a compare-and-swap loop (tried; the build's ptx_check then fails).
+//  * CPU: a task owns a block of channels (cb) and scans every roi into its block of the
+//    gradient, then transposes the block into grad_input (16 x 16 tiles in registers; narrow
+//    or few-channel tensors take a plain loop). The channel split guards rather than shifts
+//    its last block: a tile's lanes are then exactly lanes 0..15 of one block, which Halide
+//    sees as constant offsets (one dense load and a shuffle) rather than per-lane c % 16 and
+//    c / 16 (256 scalar loads).
+template <class Geometry>
+void schedule_roi_scatter(Halide::Func grad_input, Halide::Func gblk, Halide::Func goutb, Halide::Func target,
+                          const Halide::RDom& r, int rk, Geometry& geometry, Halide::Expr W, Halide::Expr C, bool gpu) {
+  using namespace Halide;
+  Var x = grad_input.args()[0], y = grad_input.args()[1], c = grad_input.args()[2], n = grad_input.args()[3];
+  if (gpu) {
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    grad_input.fuse(x, y, t).fuse(t, c, t).fuse(t, n, t).gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
+    RVar rpw = r[rk - 2], rph = r[rk - 1];
+    grad_input.update().atomic().reorder(r[0], rpw, rph, c, r[rk]).unroll(r[0]).gpu_threads(rpw, rph).gpu_blocks(c, r[rk]);
+    target.compute_at(grad_input, r[1]).unroll(target.args()[0]);
+    geometry.schedule_gpu();
+    return;
+  }
+  Var cl = gblk.args()[0], cb = gblk.args()[3], xo{"xo"}, xi{"xi"};
+  grad_input.specialize(W >= kLanes && C >= kLanes)
+      .split(c, cb, cl, kLanes, TailStrategy::GuardWithIf)
+      .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
+      .reorder(xi, cl, xo, y, n, cb)
+      .vectorize(xi)
+      .vectorize(cl)
+      .parallel(cb);
+  grad_input.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, x, y, n, cb).parallel(cb);
+  geometry.schedule_cpu();
+  gblk.compute_at(grad_input, cb).vectorize(cl);
+  gblk.update().reorder(cl, r[0]).vectorize(cl).unroll(r[0]);
+  goutb.compute_at(gblk, r[rk]).vectorize(cl);
+}
+
 }  // namespace oplab_halide
