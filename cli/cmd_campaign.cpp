@@ -12,9 +12,9 @@
 #include "cli/commands.h"
 #include "core/case_io.h"
 #include "core/op_desc.h"
-#include "fuzz/accuracy_stats.h"
-#include "fuzz/differential.h"
-#include "fuzz/float_compare.h"
+#include "compare/accuracy_stats.h"
+#include "compare/differential.h"
+#include "compare/float_compare.h"
 #include "fuzz/generators.h"
 #include "peer/divergences.h"
 
@@ -32,18 +32,18 @@ struct Options {
 
 // A float32 backend's verdict (error bound, boundary flips) in the campaign's terms: flips are
 // reported like named divergences, under their own name. Accuracy details go to `stats`.
-fuzz::Outcome float_outcome(Backend& ref, Backend& b, const Case& c, fuzz::AccuracyStats& stats) {
-  const fuzz::FloatOutcome f = fuzz::compare_float_backend(ref, b, c);
+compare::Outcome float_outcome(Backend& ref, Backend& b, const Case& c, compare::AccuracyStats& stats) {
+  const compare::FloatOutcome f = compare::compare_float_backend(ref, b, c);
   stats.add(c, f);
-  fuzz::Outcome o;
+  compare::Outcome o;
   o.detail = f.detail;
   o.max_rel = f.worst_ratio;
   switch (f.kind) {
-    case fuzz::FloatOutcome::Pass: o.verdict = fuzz::Verdict::Agree; break;
-    case fuzz::FloatOutcome::Flip: o.verdict = fuzz::Verdict::NamedDivergence; o.divergence = "fp32-boundary-flip"; break;
-    case fuzz::FloatOutcome::Fail: o.verdict = fuzz::Verdict::Disagree; break;
-    case fuzz::FloatOutcome::Unsupported: o.verdict = fuzz::Verdict::Unsupported; break;
-    case fuzz::FloatOutcome::Error: o.verdict = fuzz::Verdict::Error; break;
+    case compare::FloatOutcome::Pass: o.verdict = compare::Verdict::Agree; break;
+    case compare::FloatOutcome::Flip: o.verdict = compare::Verdict::NamedDivergence; o.divergence = "fp32-boundary-flip"; break;
+    case compare::FloatOutcome::Fail: o.verdict = compare::Verdict::Disagree; break;
+    case compare::FloatOutcome::Unsupported: o.verdict = compare::Verdict::Unsupported; break;
+    case compare::FloatOutcome::Error: o.verdict = compare::Verdict::Error; break;
   }
   return o;
 }
@@ -81,35 +81,34 @@ int run_campaign(const Options& opt) {
   for (const std::string& op : ops) {
     const std::vector<Case> cases = fuzz::sample_cases(op, opt.cases, opt.seed);
     for (Backend* b : others) {
-      const std::vector<Divergence>& known =
-          b->name() == "torchvision" ? torchvision_divergences() : std::vector<Divergence>{};
-      fuzz::Tolerance tol;  // double against double: 1e-10 (see README, "Agreement")
+      const std::vector<Divergence>& known = b->divergences();
+      compare::Tolerance tol;  // double against double: 1e-10 (see README, "Agreement")
       std::map<std::string, int> count, divergences;
-      fuzz::AccuracyStats accuracy;
+      compare::AccuracyStats accuracy;
       double worst = 0;
       const auto t0 = std::chrono::steady_clock::now();
       for (size_t i = 0; i < cases.size(); ++i) {
         auto compare = [&](const Case& c) {
-          return b->is_float32() ? float_outcome(*ref, *b, c, accuracy) : fuzz::compare_on_case(*ref, *b, c, tol, known);
+          return b->is_float32() ? float_outcome(*ref, *b, c, accuracy) : compare::compare_on_case(*ref, *b, c, tol, known);
         };
-        fuzz::Outcome o = compare(cases[i]);
-        if (o.verdict == fuzz::Verdict::Unsupported && cases[i].grad_output) {
+        compare::Outcome o = compare(cases[i]);
+        if (o.verdict == compare::Verdict::Unsupported && cases[i].grad_output) {
           // A backend without this backward is still held to its forward.
           Case forward = cases[i];
           forward.grad_output.reset();
           o = compare(forward);
-          if (o.verdict != fuzz::Verdict::Unsupported) ++count["forward only"];
+          if (o.verdict != compare::Verdict::Unsupported) ++count["forward only"];
         }
-        ++count[fuzz::verdict_name(o.verdict)];
-        if (o.verdict == fuzz::Verdict::NamedDivergence) ++divergences[o.divergence];
-        if (o.verdict == fuzz::Verdict::Agree) worst = std::max(worst, o.max_rel);
-        if (o.verdict == fuzz::Verdict::Disagree || o.verdict == fuzz::Verdict::Error) {
+        ++count[compare::verdict_name(o.verdict)];
+        if (o.verdict == compare::Verdict::NamedDivergence) ++divergences[o.divergence];
+        if (o.verdict == compare::Verdict::Agree) worst = std::max(worst, o.max_rel);
+        if (o.verdict == compare::Verdict::Disagree || o.verdict == compare::Verdict::Error) {
           ++failures;
           tally.add(b, named);
           const std::string file = (fs::path(opt.out) / "failures" /
                                     (op + "-" + b->name() + "-" + std::to_string(i) + ".json")).string();
           write_json_file_atomic(file, case_to_json(cases[i]));
-          std::cout << "  " << fuzz::verdict_name(o.verdict) << " " << op << " on " << b->name() << ": " << o.detail
+          std::cout << "  " << compare::verdict_name(o.verdict) << " " << op << " on " << b->name() << ": " << o.detail
                     << "\n    replay: oplab eval " << file << " --backend " << b->name() << '\n';
         }
       }
@@ -126,7 +125,7 @@ int run_campaign(const Options& opt) {
                          {"seconds", secs}, {"rtol", tol.rtol}});
       if (b->is_float32()) {
         records.back()["accuracy"] = accuracy.to_json();
-        records.back()["bound_multiple"] = fuzz::kDefaultBoundMultiple;
+        records.back()["bound_multiple"] = compare::kDefaultBoundMultiple;
         records.back().erase("rtol");
       }
     }

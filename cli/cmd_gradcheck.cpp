@@ -77,7 +77,7 @@ int run_gradcheck(const Options& o) {
   std::vector<gradcheck::CheckRecord> records;
   for (Backend* b : backends) {
     // The peer's named divergences (SPEC §8) explain its disagreements, as in `campaign`.
-    const std::vector<Divergence>& known = b->name() == "torchvision" ? torchvision_divergences() : std::vector<Divergence>{};
+    const std::vector<Divergence>& known = b->divergences();
     for (const std::string& op : ops)
       for (auto& r : gradcheck::check_op(*b, *ref, op, int(n_cases), opt, known)) records.push_back(std::move(r));
   }

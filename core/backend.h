@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/case.h"
+#include "core/divergence.h"
 
 namespace oplab {
 
@@ -41,9 +42,15 @@ class Backend {
   // one long-lived worker process rather than a child per evaluation (fuzz/worker.h).
   virtual bool slow_start() const { return false; }
   // True for float32 kernels: they are judged by the per-element error bound of SPEC §9
-  // (fuzz/float_compare.h), not by double-precision agreement.
+  // (compare/float_compare.h), not by double-precision agreement.
   virtual bool is_float32() const { return false; }
   virtual BackendRole role() const { return BackendRole::Implementation; }
+  // What this backend is known to do differently from SPEC, each proven on its equivalent
+  // case (core/divergence.h). A disagreement one of them explains is not a failure.
+  virtual const std::vector<Divergence>& divergences() const {
+    static const std::vector<Divergence> none;
+    return none;
+  }
 };
 
 // Checks the case against SPEC §7 (throws InvalidCase), returns the output shape.

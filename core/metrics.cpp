@@ -35,7 +35,7 @@ double ulp_distance(double a, double b, Dtype dtype) {
   return double(d < 0 ? -d : d);
 }
 
-Metrics compare(const Tensor& ref, const Tensor& got, Dtype dtype, double th) {
+Metrics measure(const Tensor& ref, const Tensor& got, Dtype dtype, double th) {
   Metrics m;
   if (ref.shape != got.shape) {
     m.shape_mismatch = true;

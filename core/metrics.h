@@ -22,7 +22,7 @@ struct Metrics {
 };
 
 // th: relative-error threshold (1e-6 for fp32 kernels, SPEC §9).
-Metrics compare(const Tensor& ref, const Tensor& got, Dtype dtype, double th);
+Metrics measure(const Tensor& ref, const Tensor& got, Dtype dtype, double th);
 
 // Relative agreement used for double-against-double checks: |e - r| <= tol * max(|r|, scale),
 // where scale guards elements near zero (pass the tensor's max |r|, or 1).

@@ -1,12 +1,15 @@
 #pragma once
-// One description per op: its inputs (required/optional, differentiable), parameter
-// defaults, and validation that returns the output shape. Checks, generators and reports
-// iterate over all_ops() and never name an op themselves.
+// One description per op: its inputs (required/optional, differentiable) and validation that returns the op's typed parameters and output shape. Each op
+// registers its description from its own file in core/ops/ (OpRegistrar); checks, generators
+// and reports iterate over all_ops() and never name an op themselves.
+#include <any>
 #include <functional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "core/case.h"
+#include "core/op_traits.h"
 
 namespace oplab {
 
@@ -14,17 +17,52 @@ struct InputSpec {
   std::string name;
   bool required;
   bool differentiable;
+  // Carries positions (boxes, offsets) rather than values: it keeps its sign in magnitude
+  // cases, sets the coordinate scale of float32 bounds, and is what flip checks nudge.
+  bool coordinate = false;
+};
+
+// A validated case's typed parameters (the op's *Params struct of core/params.h) and output
+// shape: what every backend and check reads instead of the raw JSON params.
+struct ValidParams {
+  std::any typed;
+  Shape output_shape;
+
+  template <class P>
+  const P& as() const {
+    const P* p = std::any_cast<P>(&typed);
+    if (!p) throw std::logic_error(std::string("typed params requested as ") + typeid(P).name() + ", held as " + typed.type().name());
+    return *p;
+  }
 };
 
 struct OpDesc {
+  static constexpr const char* kLayer = "op description";
   std::string name;
+  int order = 0;  // place in tables and listings (lowest first)
   std::vector<InputSpec> inputs;
-  json param_defaults;                                // every parameter with its default
-  std::function<Shape(const Case&)> validate;         // throws InvalidCase; returns output shape
-};
+  std::function<ValidParams(const Case&)> parse;  // throws InvalidCase (SPEC §7)
 
-const std::vector<OpDesc>& all_ops();
+  Shape validate(const Case& c) const { return parse(c).output_shape; }
+};
+using OpRegistrar = OpTraits<OpDesc>::Registrar;
+
+// Wraps an op's parse_* function as OpDesc::parse.
+template <class P>
+std::function<ValidParams(const Case&)> typed_parser(P (*parse)(const Case&)) {
+  return [parse](const Case& c) {
+    P p = parse(c);
+    Shape out = p.output_shape();
+    return ValidParams{std::any(std::move(p)), std::move(out)};
+  };
+}
+
+const std::vector<OpDesc>& all_ops();            // in display order
 const OpDesc& op_desc(const std::string& name);  // throws InvalidCase for an unknown op
+std::vector<std::string> op_names();             // in display order
+
+// Whether `input` of `op` carries coordinates (InputSpec::coordinate).
+bool is_coordinate_input(const std::string& op, const std::string& input);
 
 // Names of the differentiable inputs that the case supplies: the keys of Result::grads.
 std::vector<std::string> grad_inputs(const Case& c);

@@ -50,6 +50,19 @@ struct DeformRoiPoolParams {
   Shape output_shape() const { return {K, C, PH, PW}; }
 };
 
+// ps_roi_align and ps_roi_pool (SPEC §11, R-FCN): input channel c_in = (c*PH + ph)*PW + pw
+// feeds output (k, c, ph, pw); Co = C / (PH*PW).
+struct PsRoiParams {
+  int64_t N = 0, C = 0, H = 0, W = 0, K = 0;
+  int64_t PH = 0, PW = 0;
+  int64_t Co = 0;               // C / (PH*PW)
+  double spatial_scale = 1.0;
+  int64_t sampling_ratio = -1;  // ps_roi_align only: > 0 fixed grid, <= 0 adaptive
+  Shape output_shape() const { return {K, Co, PH, PW}; }
+  // The one input channel that output channel c at bin (ph, pw) reads.
+  int64_t input_channel(int64_t c, int64_t ph, int64_t pw) const { return (c * PH + ph) * PW + pw; }
+};
+
 enum class InterpMode { Nearest, NearestExact, Linear, Bilinear, Bicubic, Trilinear, Area };
 const char* interp_mode_name(InterpMode m);
 
@@ -84,5 +97,7 @@ RoiPoolParams parse_roi_pool(const Case& c);
 RoiAlignParams parse_roi_align(const Case& c);
 DeformRoiPoolParams parse_deform_roi_pool(const Case& c);
 InterpParams parse_interpolate(const Case& c);
+PsRoiParams parse_ps_roi_align(const Case& c);
+PsRoiParams parse_ps_roi_pool(const Case& c);
 
 }  // namespace oplab

@@ -1,5 +1,5 @@
 #pragma once
-// RapidCheck case generators, one per op, aimed at the edges where these ops break
+// RapidCheck case generators, one per op (registered in its fuzz traits, fuzz/ops/), aimed at the edges where these ops break
 // (SPEC §2-6): samples exactly on -1, 0, H-1, H and a hair either side, far outside,
 // reversed / zero-size / out-of-image boxes, empty bins, K = 0 and N = 0, ties for max,
 // non-integer and < 1 scale factors. Every generated value shrinks towards a simple case
@@ -15,12 +15,6 @@ namespace oplab::fuzz {
 
 // Valid cases of `op`, each with a grad_output (so the backward is exercised too).
 rc::Gen<Case> gen_case(const std::string& op);
-
-rc::Gen<Case> gen_deform_conv2d();
-rc::Gen<Case> gen_roi_pool();
-rc::Gen<Case> gen_roi_align();
-rc::Gen<Case> gen_deform_roi_pool();
-rc::Gen<Case> gen_interpolate();
 
 // Invalid cases of `op`: a valid case with one rule of SPEC §7 broken (fuzz/gen_invalid.cpp).
 rc::Gen<Case> gen_invalid_case(const std::string& op);

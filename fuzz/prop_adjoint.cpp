@@ -15,9 +15,11 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/op_desc.h"
 #include "fuzz/case_edit.h"
+#include "fuzz/op_fuzz.h"
 #include "fuzz/properties.h"
-#include "fuzz/tolerance.h"
+#include "compare/tolerance.h"
 
 namespace oplab::fuzz {
 
@@ -30,9 +32,7 @@ CheckResult check(CheckContext& ctx) {
   if (!c.grad_output) return CheckResult::skip("no grad_output");
   if (!all_finite(c)) return CheckResult::skip("non-finite values: IEEE NaN/Inf break the algebra");
   Backend& b = ctx.subject();
-  for (const Divergence& d : divergences_for(b))
-    if ((d.peer_equivalent && d.peer_equivalent(c)) || (d.peer_raises && d.peer_raises(c)))
-      return CheckResult::skip("touched by named divergence " + d.name);
+  if (const auto d = divergence_touching(b, c)) return CheckResult::skip("touched by named divergence " + *d);
   CheckResult verdict;
   const auto base = ctx.try_eval(b, c, &verdict);
   if (!base) return verdict;
@@ -40,8 +40,8 @@ CheckResult check(CheckContext& ctx) {
   // The magnitude case: feature values, weights, mask, bias and grad_output by their absolute
   // values; coordinates (rois, offsets) and parameters unchanged.
   Case mag = c;
-  for (const char* name : {"input", "weight", "mask", "bias"})
-    if (mag.has(name)) mag.inputs[name] = abs_of(mag.in(name));
+  for (auto& [name, t] : mag.inputs)
+    if (!is_coordinate_input(c.op, name)) t = abs_of(t);
   mag.grad_output = abs_of(*c.grad_output);
   const auto rm = ctx.try_eval(b, mag, &verdict);
   if (!rm) return verdict;
@@ -64,11 +64,7 @@ CheckResult check(CheckContext& ctx) {
     verdict = CheckResult::fail(os.str());
     verdict.metrics["adjoint." + input] = {{"lhs", lhs}, {"rhs", rhs}, {"scale", S}};
   };
-  expect("input", "input");
-  if (c.op == "deform_conv2d") {
-    expect("weight", "weight");
-    expect("mask", "mask");
-  }
+  for (const std::string& input : op_fuzz(c.op).adjoint_inputs) expect(input, input);
   return verdict;
 }
 

@@ -1,11 +1,11 @@
 // differential: the subject against the oracle (`ref` by default), outputs and every
-// gradient, with the tolerance of the pair (fuzz/tolerance.h). A disagreement that one of the
-// peer's named divergences explains (proven on its equivalent case, fuzz/differential.cpp)
+// gradient, with the tolerance of the pair (compare/tolerance.h). A disagreement that one of the
+// peer's named divergences explains (proven on its equivalent case, compare/differential.cpp)
 // passes; so does a case the subject does not support (skip).
 #include "core/metrics.h"
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 #include "fuzz/properties.h"
-#include "fuzz/tolerance.h"
+#include "compare/tolerance.h"
 
 namespace oplab::fuzz {
 
@@ -19,7 +19,7 @@ void add_metrics(CheckResult& r, const Result& want, const Result& got) {
     for (const auto& [name, t] : w) {
       auto it = g.find(name);
       if (it == g.end()) continue;
-      const Metrics m = compare(t, it->second, Dtype::F64, 1e-6);
+      const Metrics m = measure(t, it->second, Dtype::F64, 1e-6);
       r.metrics[std::string(kind) + "." + name] =
           m.shape_mismatch ? nlohmann::json{{"shape_mismatch", true}}
                            : nlohmann::json{{"max_abs", m.max_abs}, {"max_rel", m.max_rel}, {"max_abs_small", m.max_abs_small},
@@ -32,7 +32,7 @@ void add_metrics(CheckResult& r, const Result& want, const Result& got) {
 }
 
 // A float32 backend against a double one: the per-element error bound of SPEC §9, with
-// boundary flips told apart (fuzz/float_compare.h); a flip passes with a note, as the
+// boundary flips told apart (compare/float_compare.h); a flip passes with a note, as the
 // campaign of `oplab campaign` counts it.
 CheckResult float_check(CheckContext& ctx, Backend& oracle, Backend& f) {
   return ctx.judged_apart(

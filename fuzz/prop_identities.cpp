@@ -11,7 +11,7 @@
 #include "fuzz/case_edit.h"
 #include "fuzz/conv2d_direct.h"
 #include "fuzz/properties.h"
-#include "fuzz/tolerance.h"
+#include "compare/tolerance.h"
 
 namespace oplab::fuzz {
 

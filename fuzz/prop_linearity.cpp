@@ -1,5 +1,6 @@
-// linearity: for the ops that are linear in the feature input (deform_conv2d for fixed
-// offsets, weights and mask; roi_align avg; deform_roi_pool for a fixed offset; interpolate),
+// linearity: for the ops that are linear in the feature input (their fuzz traits say so:
+// deform_conv2d for fixed offsets, weights and mask; roi_align avg; deform_roi_pool for a
+// fixed offset; interpolate; the position-sensitive ops),
 // f(a x1 + b x2) = a f(x1) + b f(x2), and grad_input, which depends on grad_output alone,
 // is linear in it. For the max ops (roi_pool, roi_align max), which are not linear in the
 // input, every gradient is still linear in grad_output at a fixed input, and the forward does
@@ -8,8 +9,9 @@
 // deform_conv2d with a bias is affine, not linear, in the input: a + b = 1 then keeps the
 // identity exact (a f(x1) + b f(x2) carries the bias once).
 #include "fuzz/case_edit.h"
+#include "fuzz/op_fuzz.h"
 #include "fuzz/properties.h"
-#include "fuzz/tolerance.h"
+#include "compare/tolerance.h"
 
 namespace oplab::fuzz {
 
@@ -17,25 +19,20 @@ namespace {
 
 bool any_op(const std::string&) { return true; }
 
-bool linear_in_input(const Case& c) {
-  if (c.op == "deform_conv2d" || c.op == "deform_roi_pool" || c.op == "interpolate") return true;
-  if (c.op == "roi_align") return c.params.value("pool_mode", std::string("avg")) == "avg";
-  return false;
-}
-
 CheckResult check(CheckContext& ctx) {
   const Case& c = ctx.the_case();
   if (!c.grad_output) return CheckResult::skip("no grad_output");
   if (!all_finite(c)) return CheckResult::skip("non-finite values: IEEE NaN/Inf break the algebra");
   CheckResult verdict;
   Backend& b = ctx.subject();
+  if (const auto d = divergence_touching(b, c)) return CheckResult::skip("touched by named divergence " + *d);
   const Tolerance tol = tolerance_for(b);
   const auto base = ctx.try_eval(b, c, &verdict);
   if (!base) return verdict;
 
   const Tensor& y1 = *c.grad_output;
   const Tensor y2 = other_tensor(y1.shape, 2);
-  if (linear_in_input(c)) {
+  if (op_fuzz(c.op).linear_in_input(c)) {
     const double a = 1.5, s = c.has("bias") ? -0.5 : -0.75;
     const Tensor& x1 = c.in("input");
     const Tensor x2 = other_tensor(x1.shape, 1);

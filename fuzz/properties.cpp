@@ -7,7 +7,7 @@
 
 #include "core/metrics.h"
 #include "fuzz/generators.h"
-#include "fuzz/tolerance.h"
+#include "compare/tolerance.h"
 
 namespace oplab::fuzz {
 
@@ -32,7 +32,7 @@ nlohmann::json metrics_json(const Metrics& m) {
 // Metrics of a double backend: ULPs in double, th = 1e-6 as SPEC §9 (the split between the
 // relative and the absolute half of diff3).
 void record_metrics(CheckResult* verdict, const std::string& what, const Tensor& want, const Tensor& got) {
-  verdict->metrics[what] = metrics_json(compare(want, got, Dtype::F64, 1e-6));
+  verdict->metrics[what] = metrics_json(measure(want, got, Dtype::F64, 1e-6));
 }
 
 }  // namespace
@@ -186,6 +186,12 @@ const Property* find_property(const std::string& name) {
 
 rc::Gen<Case> property_gen(const Property& p, const std::string& op) {
   return p.invalid_cases ? gen_invalid_case(op) : gen_case(op);
+}
+
+std::optional<std::string> divergence_touching(const Backend& b, const Case& c) {
+  for (const Divergence& d : b.divergences())
+    if ((d.peer_equivalent && d.peer_equivalent(c)) || (d.peer_raises && d.peer_raises(c))) return d.name;
+  return std::nullopt;
 }
 
 CheckResult run_check(const Property& p, CheckContext& ctx) {

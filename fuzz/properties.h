@@ -27,10 +27,25 @@
 #include <rapidcheck.h>
 
 #include "core/backend.h"
-#include "fuzz/differential.h"
+#include "compare/differential.h"
+#include "compare/float_compare.h"
+#include "compare/tolerance.h"
 #include "fuzz/isolate.h"
 
 namespace oplab::fuzz {
+
+// The comparison layer's vocabulary, as the properties use it.
+using compare::compare_on_case;
+using compare::compare_float_backend;
+using compare::divergences_for;
+using compare::FloatOutcome;
+using compare::float_outcome_name;
+using compare::Evaluate;
+using compare::Outcome;
+using compare::Tolerance;
+using compare::tolerance_between;
+using compare::tolerance_for;
+using compare::Verdict;
 
 enum class Status { Pass, Fail, Skip };
 const char* status_name(Status s);
@@ -80,7 +95,7 @@ class CheckContext {
   bool crashed() const { return crashed_; }  // some evaluation of this context crashed or hung
 
   // Runs a whole judgement that evaluates backends itself (the float32 comparison of
-  // fuzz/float_compare.h) in a forked child when every backend it involves is in-process, so
+  // compare/float_compare.h) in a forked child when every backend it involves is in-process, so
   // that a crash or a hang there is a failure of this check, not the end of the campaign.
   CheckResult judged_apart(const std::function<CheckResult()>& judge, const std::vector<const Backend*>& involved);
 
@@ -109,6 +124,11 @@ const std::vector<Property>& all_properties();
 const Property* find_property(const std::string& name);  // nullptr when unknown
 // The generator a property draws its cases of `op` from.
 rc::Gen<Case> property_gen(const Property& p, const std::string& op);
+
+// The name of a named divergence of `b` that touches `c` (its equivalent case or its error
+// applies), if any: the metamorphic properties skip such cases, since the divergence (already
+// recorded by the differential property) breaks the identity they hold the backend to.
+std::optional<std::string> divergence_touching(const Backend& b, const Case& c);
 
 // Runs p.check, turning an unexpected exception of the check itself into a failure (so a
 // campaign never dies on one case). Interrupted passes through.

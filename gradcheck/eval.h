@@ -30,7 +30,7 @@ const char* precision_name(Precision p);
 
 // A float32 backend's disagreement with the reference on this case is a boundary flip: a
 // discrete decision (floor, cut-off, rounding, max winner, grid size) that float32 took the
-// other way, as the project's float comparison establishes it (fuzz/float_compare.h). Such a
+// other way, as the project's float comparison establishes it (compare/float_compare.h). Such a
 // case is "explained" (SPEC §9), never a pass.
 bool boundary_flip(Backend& ref, Backend& b, const Case& c);
 

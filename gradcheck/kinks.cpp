@@ -1,10 +1,12 @@
 // Generic half of the kink machinery: what a step along a direction meets, from the sources
-// the per-op finders enumerate; and the table that binds finders to op names.
+// the per-op finders enumerate (each registered next to its op's kink code).
 #include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "gradcheck/kinks.h"
 #include "gradcheck/kinks_ops.h"
+
 
 namespace oplab::gradcheck {
 
@@ -52,31 +54,18 @@ std::vector<std::pair<int64_t, double>> merged(std::vector<std::pair<int64_t, do
   return out;
 }
 
-OpKinks no_finder() {
+}  // namespace
+
+OpKinks affine_kinks() {
   OpKinks k;
-  k.affine = [](const Case&, const std::string&) { return false; };
+  k.affine = [](const Case&, const std::string&) { return true; };
   k.sources = [](const Case&, const std::string&, const KinkVisitor&) {};
   return k;
 }
 
-const std::map<std::string, OpKinks>& finders() {
-  static const std::map<std::string, OpKinks> table = {
-      {"deform_conv2d", deform_conv2d_kinks()},     {"roi_pool", roi_pool_kinks()},
-      {"roi_align", roi_align_kinks()},             {"deform_roi_pool", deform_roi_pool_kinks()},
-      {"interpolate", interpolate_kinks()},
-  };
-  return table;
-}
+const OpKinks& op_kinks(const std::string& op) { return OpTraits<OpKinks>::of(op); }
 
-}  // namespace
-
-const OpKinks& op_kinks(const std::string& op) {
-  static const OpKinks none = no_finder();
-  auto it = finders().find(op);
-  return it == finders().end() ? none : it->second;
-}
-
-bool has_kink_finder(const std::string& op) { return finders().count(op) != 0; }
+bool has_kink_finder(const std::string& op) { return OpTraits<OpKinks>::has(op); }
 
 KinkReach reach_along(const Case& c, const std::string& input, const Tensor& u) {
   KinkReach r;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/case.h"
+#include "core/op_traits.h"
 
 namespace oplab::gradcheck {
 
@@ -60,6 +61,7 @@ struct KinkReach {
 
 // The per-op knowledge the checks need. Each member is given a validated case.
 struct OpKinks {
+  static constexpr const char* kLayer = "gradcheck kink finder";
   // True when the forward is affine in `input` for this case: then it has no kinks in that
   // input at all and the adjoint identity <J x, y> = <x, J^T y> applies.
   std::function<bool(const Case&, const std::string& input)> affine;
@@ -67,8 +69,11 @@ struct OpKinks {
   std::function<void(const Case&, const std::string& input, const KinkVisitor& visit)> sources;
 };
 
-// The finder of `op`; an op without one gets a finder that knows no kinks and says so
-// (has_kink_finder), so that its FD records can state that the kinks were not checked.
+// Each op registers its finder next to its own kink code (gradcheck/kinks_<op>.cpp).
+using OpKinksRegistrar = OpTraits<OpKinks>::Registrar;
+
+// The finder of `op`; an op without one is a MissingTrait error naming it (never a finder
+// that silently knows no kinks).
 const OpKinks& op_kinks(const std::string& op);
 bool has_kink_finder(const std::string& op);
 

@@ -50,4 +50,6 @@ OpKinks deform_conv2d_kinks() {
   return k;
 }
 
+const OpKinksRegistrar kDeformConv2DKinks{"deform_conv2d", deform_conv2d_kinks()};
+
 }  // namespace oplab::gradcheck

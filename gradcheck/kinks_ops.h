@@ -10,6 +10,9 @@ OpKinks roi_align_kinks();
 OpKinks deform_roi_pool_kinks();
 OpKinks interpolate_kinks();
 
+// The finder of an op that is affine in every differentiable input: no kinks anywhere.
+OpKinks affine_kinks();
+
 // Kink sources shared by several finders.
 
 // A sampling coordinate `value` along an axis of length `size`, moving with the inputs as

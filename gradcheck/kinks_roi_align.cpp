@@ -8,8 +8,8 @@
 
 #include "core/params.h"
 #include "gradcheck/kinks_ops.h"
-#include "gradcheck/roi_geometry.h"
 #include "reference/roi_bilinear.h"
+#include "reference/roi_geometry.h"
 
 namespace oplab::gradcheck {
 
@@ -21,15 +21,15 @@ struct Sample {
 };
 
 // The samples of bin (r, ph, pw) on one plane, in the reference's scan order.
-std::vector<Sample> bin_samples(const RoiBox& box, const double* plane, int64_t H, int64_t W, int64_t ph,
+std::vector<Sample> bin_samples(const ref::RoiBox& box, const double* plane, int64_t H, int64_t W, int64_t ph,
                                 int64_t pw) {
   std::vector<Sample> s;
-  const double y0 = box.sy + double(ph) * box.bin_h, x0 = box.sx + double(pw) * box.bin_w;
+  const double y0 = ref::roi_bin_start(box.sy, ph, box.bin_h), x0 = ref::roi_bin_start(box.sx, pw, box.bin_w);
   for (int64_t iy = 0; iy < box.gh; ++iy) {
-    const double y = roi_sample(y0, box.bin_h, iy, box.gh);
+    const double y = ref::roi_sample(y0, box.bin_h, iy, box.gh);
     for (int64_t ix = 0; ix < box.gw; ++ix) {
       Sample smp;
-      smp.b = ref::roi_bilinear(y, roi_sample(x0, box.bin_w, ix, box.gw), H, W);
+      smp.b = ref::roi_bilinear(y, ref::roi_sample(x0, box.bin_w, ix, box.gw), H, W);
       smp.value = ref::roi_bilinear_value(plane, W, smp.b);
       s.push_back(smp);
     }
@@ -58,7 +58,8 @@ void add_weights(const ref::RoiBilinear& b, int64_t base, int64_t W, double sign
 template <class F>
 void for_each_plane_bin(const RoiAlignParams& p, const Tensor& input, const Tensor& rois, F f) {
   for (int64_t r = 0; r < p.K; ++r) {
-    const RoiBox box = roi_box(rois, r, p.spatial_scale, p.aligned, !p.aligned, p.PH, p.PW, p.sampling_ratio);
+    const ref::RoiBox box =
+        ref::roi_box(rois, r, p.spatial_scale, p.aligned ? ref::kAlignedBox : ref::kLegacyBox, p.PH, p.PW, p.sampling_ratio);
     for (int64_t c = 0; c < p.C; ++c) {
       const int64_t base = (box.n * p.C + c) * p.H * p.W;
       for (int64_t ph = 0; ph < p.PH; ++ph)
@@ -75,7 +76,7 @@ OpKinks roi_align_kinks() {
   k.sources = [](const Case& c, const std::string& input, const KinkVisitor& visit) {
     const RoiAlignParams p = parse_roi_align(c);
     if (input != "input" || p.mode != PoolMode::Max) return;
-    for_each_plane_bin(p, c.in("input"), c.in("rois"), [&](const RoiBox&, int64_t base, const std::vector<Sample>& s) {
+    for_each_plane_bin(p, c.in("input"), c.in("rois"), [&](const ref::RoiBox&, int64_t base, const std::vector<Sample>& s) {
       const int64_t w = winner_of(s);
       if (w < 0) return;  // no samples, or only NaN: the bin does not depend on the winner
       for (size_t i = 0; i < s.size(); ++i) {
@@ -89,5 +90,7 @@ OpKinks roi_align_kinks() {
   };
   return k;
 }
+
+const OpKinksRegistrar kRoiAlignKinks{"roi_align", roi_align_kinks()};
 
 }  // namespace oplab::gradcheck

@@ -80,4 +80,6 @@ OpKinks roi_pool_kinks() {
   return k;
 }
 
+const OpKinksRegistrar kRoiPoolKinks{"roi_pool", roi_pool_kinks()};
+
 }  // namespace oplab::gradcheck

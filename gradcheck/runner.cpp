@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "core/op_desc.h"
-#include "fuzz/differential.h"
+#include "compare/differential.h"
 #include "fuzz/generators.h"
 #include "gradcheck/adjoint.h"
 #include "gradcheck/aim.h"
@@ -40,7 +40,7 @@ bool numeric_method(const std::string& m) {
 
 // Failures of the numeric checks of one case, re-judged: a float32 backend on a case with a
 // boundary flip (eval.h) is "explained"; a backend whose disagreement with the
-// reference on this case is a proven named divergence (fuzz/differential.h) has its
+// reference on this case is a proven named divergence (compare/differential.h) has its
 // forward/backward pair inconsistent by that divergence, not by a bug of its own.
 void rejudge(const CheckContext& ctx, Backend& ref, const Case& c, const std::vector<Divergence>& known,
              std::vector<CheckRecord>& recs, size_t from) {
@@ -50,8 +50,8 @@ void rejudge(const CheckContext& ctx, Backend& ref, const Case& c, const std::ve
   const bool fragile = ctx.precision == Precision::F32 && boundary_flip(ref, *ctx.backend, c);
   std::string divergence;
   if (!known.empty()) {
-    const fuzz::Outcome o = fuzz::compare_on_case(ref, *ctx.backend, c, fuzz::Tolerance{}, known);
-    if (o.verdict == fuzz::Verdict::NamedDivergence) divergence = o.divergence;
+    const compare::Outcome o = compare::compare_on_case(ref, *ctx.backend, c, compare::Tolerance{}, known);
+    if (o.verdict == compare::Verdict::NamedDivergence) divergence = o.divergence;
   }
   for (size_t i = from; i < recs.size(); ++i) {
     CheckRecord& r = recs[i];

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "fuzz/differential.h"
-#include "fuzz/float_compare.h"
+#include "compare/differential.h"
+#include "compare/float_compare.h"
 #include "gradcheck/kinks.h"
 
 namespace oplab::gradcheck {
@@ -16,7 +16,7 @@ struct Compared {
   std::string where;
 };
 
-Compared compare(const std::string& name, const Tensor& want, const Tensor& got, const fuzz::Tolerance& tol) {
+Compared compare(const std::string& name, const Tensor& want, const Tensor& got, const compare::Tolerance& tol) {
   Compared r;
   if (want.shape != got.shape) {
     r.worst = kInf;
@@ -43,15 +43,15 @@ Compared compare(const std::string& name, const Tensor& want, const Tensor& got,
 
 CheckRecord float32_record(const CheckContext& ctx, const Case& c) {
   CheckRecord rec = ctx.record(c, "*", "vs-ref");
-  rec.tolerance = fuzz::kDefaultBoundMultiple;
-  const fuzz::FloatOutcome o = fuzz::compare_float_backend(*ctx.ref, *ctx.backend, c);
+  rec.tolerance = compare::kDefaultBoundMultiple;
+  const compare::FloatOutcome o = compare::compare_float_backend(*ctx.ref, *ctx.backend, c);
   rec.error = o.worst_ratio;
   rec.detail = o.detail;
-  rec.extra = {{"precision", "float32"}, {"policy", "SPEC 9 per-element bound (fuzz/float_compare.h)"}};
+  rec.extra = {{"precision", "float32"}, {"policy", "SPEC 9 per-element bound (compare/float_compare.h)"}};
   switch (o.kind) {
-    case fuzz::FloatOutcome::Pass: rec.verdict = verdict::kPass; break;
-    case fuzz::FloatOutcome::Flip: rec.verdict = verdict::kExplained; break;
-    case fuzz::FloatOutcome::Unsupported: rec.verdict = verdict::kUnsupported; break;
+    case compare::FloatOutcome::Pass: rec.verdict = verdict::kPass; break;
+    case compare::FloatOutcome::Flip: rec.verdict = verdict::kExplained; break;
+    case compare::FloatOutcome::Unsupported: rec.verdict = verdict::kUnsupported; break;
     default: rec.verdict = verdict::kFail; rec.error = kInf;
   }
   return rec;
@@ -63,7 +63,7 @@ std::vector<CheckRecord> vs_ref(const CheckContext& ctx, const Case& c, const Re
                                 const std::vector<Divergence>& known) {
   if (ctx.precision == Precision::F32) return {float32_record(ctx, c)};
   std::vector<CheckRecord> out;
-  const fuzz::Tolerance tol;
+  const compare::Tolerance tol;
   const Result want = evaluate(*ctx.ref, c);
   for (const auto& [name, w] : want.grads) {
     CheckRecord rec = ctx.record(c, name, "vs-ref");

@@ -4,7 +4,7 @@
 //    rtol = 1e-10 of the reference relative to |ref| + max|ref| of the tensor (README,
 //    "Agreement"); error = the largest such relative difference;
 //  * a float32 backend (halide-cpu, -cuda, -opencl): the per-element error bound of SPEC §9 with
-//    boundary flips told apart (fuzz/float_compare.h), over the outputs and every gradient of
+//    boundary flips told apart (compare/float_compare.h), over the outputs and every gradient of
 //    the case at once; error = the largest |e - r| / bound. A flip is "explained", not a pass.
 // A double backend's disagreement that a named divergence reproduces (the reference on the
 // divergence's equivalent case matches the backend) is a "named-divergence".

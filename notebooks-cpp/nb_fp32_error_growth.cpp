@@ -4,7 +4,7 @@
 // Error of a case: max over output elements of |halide - ref| / (u * (A_i + 1e-3 max A)), with
 // u = 2^-24 and A_i the reference evaluated on the magnitude case (feature values, weights and
 // masks replaced by their absolute values, coordinates kept): SPEC §9's sum of |w_k x_k|, the
-// same normalisation as fuzz/float_compare.h. Every input is rounded to float32 before both
+// same normalisation as compare/float_compare.h. Every input is rounded to float32 before both
 // backends see it, so the error is the kernel's arithmetic, not the rounding of its inputs.
 // Each point is the worst of a few random cases; each case is also judged by the project's
 // float comparison (pass / boundary flip / fail against the bound multiple).
@@ -16,7 +16,7 @@
 
 #include "cli/builtin_backends.h"
 #include "core/case_io.h"
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 #include "notebooks-cpp/page.h"
 
 namespace oplab::nb {
@@ -236,10 +236,10 @@ void body(Page& page) {
           for (size_t i = 0; i < want.data.size(); ++i)
             e = std::max(e, std::fabs(g.data[i] - want.data[i]) / (kU * (std::fabs(mag.data[i]) + 1e-3 * maxA + 1e-300)));
           pt.error_units = std::max(pt.error_units, e);
-          const auto verdict = fuzz::compare_float_backend(ref, *hal, c);
-          const std::string name = fuzz::float_outcome_name(verdict.kind);
+          const auto verdict = compare::compare_float_backend(ref, *hal, c);
+          const std::string name = compare::float_outcome_name(verdict.kind);
           if (pt.outcome.empty() || name != "pass") pt.outcome = name;
-          if (verdict.kind == fuzz::FloatOutcome::Fail && pt.detail.empty()) {
+          if (verdict.kind == compare::FloatOutcome::Fail && pt.detail.empty()) {
             // Keep the case so that `oplab eval` can replay it.
             std::string file = "fail_" + c.op + "_" + fmt(v, 3) + ".json";
             write_json_file_atomic(page.dir() + "/" + file, case_to_json(c));

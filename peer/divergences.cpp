@@ -1,8 +1,12 @@
 #include "peer/divergences.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "core/params.h"
+#include "reference/roi_geometry.h"
 
 namespace oplab {
 
@@ -57,6 +61,132 @@ bool roi_align_negative_grid(const Case& c) {
   return false;
 }
 
+
+// torchvision's ps_roi_align divides the bin's sum by count = gh * gw with no floor at 1: an
+// adaptive grid with gh = 0 or gw = 0 (a box of zero size, or reversed by less than one bin)
+// gives 0 / 0 = NaN in every bin of that roi (and gh * gw < 0 gives -0, which compares equal to
+// the spec's 0). The reference gives NaN only by sampling NaN, so the equivalent case appends one
+// image of NaN to the batch and moves those rois onto it, as a one-pixel box at the image's
+// corner (whose samples read pixel (0, 0)): every bin of such a roi is then NaN, every other
+// roi is unchanged. No sample means no gradient on either side, so only the forward differs.
+std::optional<Case> ps_roi_align_empty_grid_equivalent(const Case& c) {
+  if (c.op != "ps_roi_align") return std::nullopt;
+  const PsRoiParams p = parse_ps_roi_align(c);
+  if (p.sampling_ratio > 0 || p.H == 0 || p.W == 0) return std::nullopt;
+  Tensor rois = c.in("rois");
+  bool changed = false;
+  for (int64_t k = 0; k < p.K; ++k) {
+    const ref::RoiBox b = ref::roi_box(rois, k, p.spatial_scale, ref::kAlignedBox, p.PH, p.PW, p.sampling_ratio);
+    if (b.gh != 0 && b.gw != 0) continue;
+    rois.at(k, 0) = double(p.N);
+    rois.at(k, 1) = rois.at(k, 2) = 0.0;
+    rois.at(k, 3) = rois.at(k, 4) = 1.0 / p.spatial_scale;  // one pixel once scaled
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  Case e = c;
+  Tensor& x = e.inputs.at("input");
+  x.shape[0] += 1;
+  x.data.resize(x.data.size() + size_t(p.C * p.H * p.W), std::numeric_limits<double>::quiet_NaN());
+  e.inputs.at("rois") = rois;
+  return e;
+}
+
+// torchvision's ps_roi_pool backward rounds the scaled roi corners with roundf, that is after
+// converting them to float32, where the forward rounds the double: a corner within float32
+// rounding of a half (x1*s = 2.4999999999 becomes 2.5f, then 3; the forward takes 2) gives the
+// backward other bins than the forward. The equivalent case moves every such corner to
+// r / s, with r the backward's rounding, so that the reference rounds it to r as well.
+std::optional<Case> ps_roi_pool_roundf_equivalent(const Case& c) {
+  if (c.op != "ps_roi_pool" || !c.grad_output) return std::nullopt;
+  const PsRoiParams p = parse_ps_roi_pool(c);
+  Tensor rois = c.in("rois");
+  bool changed = false;
+  for (int64_t k = 0; k < p.K; ++k)
+    for (int64_t j = 1; j <= 4; ++j) {
+      const double a = rois.at(k, j) * p.spatial_scale;
+      const float af = float(a);
+      if (!std::isfinite(af)) return std::nullopt;  // torchvision converts inf to int: undefined
+      const double r = double(std::round(af));
+      if (r == std::round(a)) continue;
+      rois.at(k, j) = r / p.spatial_scale;
+      changed = true;
+    }
+  if (!changed) return std::nullopt;
+  Case e = c;
+  e.inputs.at("rois") = rois;
+  return e;
+}
+
+// One ps_roi_pool bin along one axis (SPEC §11) with both ends clamped into [0, hi].
+void ps_pool_axis(double a, double b, int64_t pooled, int64_t i, int64_t hi, int64_t& lo_out, int64_t& hi_out) {
+  const double start = std::round(a), end = std::round(b);
+  double extent = end - start;
+  if (!(extent >= 1.0)) extent = 1.0;
+  const double bin = extent / double(pooled);
+  auto clamp = [hi](double v) { return int64_t(std::min(std::max(v, 0.0), double(hi))); };
+  lo_out = clamp(std::floor(double(i) * bin) + start);
+  hi_out = clamp(std::ceil(double(i + 1) * bin) + start);
+}
+
+// torchvision's ps_roi_pool backward clamps the bins into [0, H] x [0, W] where its forward
+// clamps into [0, H-1] x [0, W-1] (SPEC §11), so its gradient is not the transpose of its
+// forward: a bin that reaches the last row or column hands gout / (its wider area) to that row
+// or column as well. What it computes is the transpose of an average over those wider bins;
+// the equivalent case writes each of them as a roi_align: an aligned box [w0, w1) x [h0, h1)
+// at scale 1 with one bin and the adaptive grid puts exactly one sample on every pixel centre
+// of the bin (x = w0 - 0.5 + (i + 0.5) = w0 + i, bilinear weight 1 on that pixel), and the
+// grid's count is the bin's area. grad_output carries gout at the bin's input channel, 0 at
+// the others. Only the backward is claimed (the forward output has another shape).
+std::optional<Case> ps_roi_pool_backward_clamp_equivalent(const Case& c) {
+  if (c.op != "ps_roi_pool" || !c.grad_output) return std::nullopt;
+  const PsRoiParams p = parse_ps_roi_pool(c);
+  const Tensor& rois = c.in("rois");
+  const Tensor& gout = *c.grad_output;
+  struct Bin {
+    int64_t n, c_in;
+    int64_t h0, h1, w0, w1;
+    double g;
+  };
+  std::vector<Bin> bins;
+  bool differs = false;
+  for (int64_t k = 0; k < p.K; ++k)
+    for (int64_t ph = 0; ph < p.PH; ++ph)
+      for (int64_t pw = 0; pw < p.PW; ++pw) {
+        const double s = p.spatial_scale;
+        int64_t fh0, fh1, fw0, fw1, bh0, bh1, bw0, bw1;  // forward's and backward's bin
+        ps_pool_axis(rois.at(k, 2) * s, rois.at(k, 4) * s, p.PH, ph, p.H - 1, fh0, fh1);
+        ps_pool_axis(rois.at(k, 1) * s, rois.at(k, 3) * s, p.PW, pw, p.W - 1, fw0, fw1);
+        ps_pool_axis(rois.at(k, 2) * s, rois.at(k, 4) * s, p.PH, ph, p.H, bh0, bh1);
+        ps_pool_axis(rois.at(k, 1) * s, rois.at(k, 3) * s, p.PW, pw, p.W, bw0, bw1);
+        const bool f_empty = fh1 <= fh0 || fw1 <= fw0, b_empty = bh1 <= bh0 || bw1 <= bw0;
+        if (f_empty != b_empty || (!b_empty && (fh0 != bh0 || fh1 != bh1 || fw0 != bw0 || fw1 != bw1))) differs = true;
+        if (b_empty) continue;
+        for (int64_t co = 0; co < p.Co; ++co)
+          bins.push_back({int64_t(rois.at(k, 0)), p.input_channel(co, ph, pw), bh0, bh1, bw0, bw1, gout.at(k, co, ph, pw)});
+      }
+  if (!differs) return std::nullopt;
+  const int64_t K = int64_t(bins.size());
+  Tensor eq_rois(Shape{K, 5});
+  Tensor eq_gout(Shape{K, p.C, 1, 1});
+  for (int64_t i = 0; i < K; ++i) {
+    const Bin& b = bins[size_t(i)];
+    eq_rois.at(i, 0) = double(b.n);
+    eq_rois.at(i, 1) = double(b.w0);
+    eq_rois.at(i, 2) = double(b.h0);
+    eq_rois.at(i, 3) = double(b.w1);
+    eq_rois.at(i, 4) = double(b.h1);
+    eq_gout.at(i, b.c_in, 0, 0) = b.g;
+  }
+  Case e;
+  e.op = "roi_align";
+  e.params = {{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", -1}, {"aligned", true}};
+  e.inputs["input"] = c.in("input");
+  e.inputs["rois"] = eq_rois;
+  e.grad_output = eq_gout;
+  return e;
+}
+
 }  // namespace
 
 const std::vector<Divergence>& torchvision_divergences() {
@@ -70,6 +200,20 @@ const std::vector<Divergence>& torchvision_divergences() {
       {"roi_align-negative-grid-raises",
        "torchvision CPU roi_align raises (buffer of negative size) for an aligned reversed box whose adaptive grid has gh*gw < 0; the spec gives 0",
        nullptr, roi_align_negative_grid},
+      {"ps_roi_align-empty-grid-nan",
+       "torchvision ps_roi_align divides by gh*gw without a floor of 1: an adaptive grid with gh = 0 or gw = 0 (zero-size "
+       "or slightly reversed box) gives NaN for every bin of the roi (gh*gw < 0 gives -0); the spec gives 0",
+       ps_roi_align_empty_grid_equivalent, nullptr},
+      // Before the clamp divergence: that one rewrites the case as a roi_align, this one needs
+      // the ps_roi_pool case, and the clamp's bins must be formed from the rounding this one fixes.
+      {"ps_roi_pool-backward-roundf",
+       "torchvision ps_roi_pool backward rounds the scaled roi corners in float32 (roundf), its forward in double: a "
+       "corner within float32 rounding of a half gives the backward other bins than the forward",
+       ps_roi_pool_roundf_equivalent, nullptr},
+      {"ps_roi_pool-backward-clamps-to-size",
+       "torchvision ps_roi_pool backward clamps bins into [0, H] x [0, W], its forward into [0, H-1] x [0, W-1]: the "
+       "gradient is not the transpose of the forward (the last row and column get gradient, with the wider bin's area)",
+       ps_roi_pool_backward_clamp_equivalent, nullptr},
   };
   return list;
 }

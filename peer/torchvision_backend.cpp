@@ -1,4 +1,5 @@
 #include "peer/torchvision_backend.h"
+#include "peer/divergences.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core/case_io.h"
+#include "core/op_desc.h"
 
 #ifndef OPLAB_PYTHON
 #define OPLAB_PYTHON "/usr/bin/python3"
@@ -252,6 +254,7 @@ class TorchvisionBackend : public Backend {
 
   std::string name() const override { return "torchvision"; }
   bool out_of_process() const override { return true; }  // the Python bridge is a child process
+  const std::vector<Divergence>& divergences() const override { return torchvision_divergences(); }
 
   std::string description() const override {
     return "PyTorch / torchvision (torchvision.ops, torch.nn.functional.interpolate) in float64 on the CPU, "
@@ -284,7 +287,16 @@ class TorchvisionBackend : public Backend {
           if (std::isnan(v)) return std::string("torchvision deform_conv2d reads out of bounds on a NaN offset");
       return std::nullopt;
     }
-    if (c.op == "roi_pool" || c.op == "interpolate") return std::nullopt;
+    if (c.op == "ps_roi_align") {
+      // Measured on torchvision 0.14: like roi_align, ps_roi_align with H = 0 or W = 0 and at
+      // least one roi segfaults (its sampler indexes row / column -1 of the empty image).
+      const Tensor* x = c.opt("input");
+      const Tensor* rois = c.opt("rois");
+      if (x && rois && x->rank() == 4 && rois->rank() >= 1 && rois->dim(0) > 0 && (x->dim(2) == 0 || x->dim(3) == 0))
+        return std::string("torchvision 0.14 ps_roi_align crashes (SIGSEGV) on an input with H = 0 or W = 0");
+      return std::nullopt;
+    }
+    if (c.op == "roi_pool" || c.op == "ps_roi_pool" || c.op == "interpolate") return std::nullopt;
     return "the torchvision peer has no op " + c.op;
   }
 
@@ -305,7 +317,9 @@ class TorchvisionBackend : public Backend {
 
     std::string reply;
     try {
-      reply = bridge_.request(case_to_json(c).dump());
+      json request = case_to_json(c);
+      request["grads"] = grad_inputs(c);  // the inputs whose gradients the harness compares
+      reply = bridge_.request(request.dump());
     } catch (const BridgeDied& e) {
       throw std::runtime_error("torchvision: " + std::string(e.what()) + " while evaluating " + c.op +
                                "; a new bridge starts on the next call");

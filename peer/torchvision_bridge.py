@@ -38,13 +38,10 @@ if IMPORT_ERROR is None:
 DTYPE = "float64"
 NONFINITE_IN = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
-# Inputs whose gradient the harness compares; rois never get one (SPEC section 5).
-DIFFERENTIABLE = {
-    "deform_conv2d": ["input", "offset", "weight", "mask", "bias"],
-    "roi_pool": ["input"],
-    "roi_align": ["input"],
-    "interpolate": ["input"],
-}
+# The ops this bridge maps onto torchvision / PyTorch calls (call_op). Which inputs get a
+# gradient is the harness's knowledge (its op descriptions): each request names them in
+# "grads".
+SUPPORTED = ("deform_conv2d", "roi_pool", "roi_align", "ps_roi_align", "ps_roi_pool", "interpolate")
 
 
 class Unsupported(Exception):
@@ -107,12 +104,12 @@ def evaluate(case):
         raise Unsupported("torchvision has no DeformRoIPool (it is an mmcv op)")
     if op == "roi_align" and p.get("pool_mode", "avg") != "avg":
         raise Unsupported("torchvision.ops.roi_align has no pool_mode %r (avg only)" % p.get("pool_mode"))
-    if op not in DIFFERENTIABLE:
+    if op not in SUPPORTED:
         raise Unsupported("the torchvision peer has no op %r" % op)
 
     want_grad = case.get("grad_output") is not None
     x = {name: tensor_from_json(t, "inputs." + name) for name, t in case["inputs"].items()}
-    diff = [n for n in DIFFERENTIABLE[op] if n in x] if want_grad else []
+    diff = [n for n in case.get("grads", []) if n in x] if want_grad else []
     for n in diff:
         x[n].requires_grad_(True)
     out = call_op(op, p, x)
@@ -144,6 +141,13 @@ def call_op(op, p, x):
         out = torchvision.ops.roi_align(
             x["input"], x["rois"], int_or_pair(p["output_size"]), float(p.get("spatial_scale", 1.0)),
             as_int(p.get("sampling_ratio", -1)), bool(p.get("aligned", False)))
+    elif op == "ps_roi_align":
+        out = torchvision.ops.ps_roi_align(
+            x["input"], x["rois"], int_or_pair(p["output_size"]), float(p.get("spatial_scale", 1.0)),
+            as_int(p.get("sampling_ratio", -1)))
+    elif op == "ps_roi_pool":
+        out = torchvision.ops.ps_roi_pool(
+            x["input"], x["rois"], int_or_pair(p["output_size"]), float(p.get("spatial_scale", 1.0)))
     else:  # interpolate
         size = p.get("size")
         out = F.interpolate(
@@ -179,7 +183,7 @@ def bench(req):
         low, high = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
         x[n] = (torch.rand(spec["shape"], dtype=torch.float32) * (high - low) + low).to(device)
     backward = bool(req.get("backward", False))
-    diff = [n for n in DIFFERENTIABLE[op] if n in x] if backward else []
+    diff = [n for n in req.get("grads", []) if n in x] if backward else []
     for n in diff:
         x[n].requires_grad_(True)
     torch.set_num_threads(int(req.get("threads", 1)))

@@ -22,6 +22,7 @@
 //    For finite data both are the exact transpose of each other.
 #include <cmath>
 
+#include "reference/ref_backend.h"
 #include "reference/reference.h"
 
 namespace oplab::ref {
@@ -233,5 +234,28 @@ DeformConvGrads deform_conv2d_backward(const DeformConvParams& p, const Tensor& 
     }
   return gr;
 }
+
+// ---- the `ref` backend's entry for this op ----
+namespace {
+
+Result run(const Case& c) {
+  const auto p = parse_deform_conv2d(c);
+  const Tensor *mask = c.opt("mask"), *bias = c.opt("bias");
+  Result r;
+  r.outputs["output"] = deform_conv2d_forward(p, c.in("input"), c.in("offset"), c.in("weight"), mask, bias);
+  if (c.grad_output) {
+    auto g = deform_conv2d_backward(p, c.in("input"), c.in("offset"), c.in("weight"), mask, bias, *c.grad_output);
+    r.grads["input"] = std::move(g.input);
+    r.grads["offset"] = std::move(g.offset);
+    r.grads["weight"] = std::move(g.weight);
+    if (mask) r.grads["mask"] = std::move(g.mask);
+    if (bias) r.grads["bias"] = std::move(g.bias);
+  }
+  return r;
+}
+
+const RefOpRegistrar kRegistrar{"deform_conv2d", {run}};
+
+}  // namespace
 
 }  // namespace oplab::ref

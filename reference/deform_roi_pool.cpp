@@ -2,57 +2,32 @@
 // an always-aligned RoIAlign (avg) whose bins are each translated by a learned offset.
 #include <cstdint>
 
+#include "reference/ref_backend.h"
 #include "reference/reference.h"
 #include "reference/roi_bilinear.h"
+#include "reference/roi_geometry.h"
 
 namespace oplab::ref {
 namespace {
 
-struct DeformBox {
-  int64_t n = 0;
-  double sy = 0, sx = 0;  // start before the offset
-  double rh = 0, rw = 0;  // extent; may be 0 or negative (no clamp, unlike legacy roi_align)
-  double bin_h = 0, bin_w = 0;
-  int64_t gh = 0, gw = 0;
-  int64_t count = 1;
-};
-
-DeformBox deform_box(const DeformRoiPoolParams& p, const Tensor& rois, int64_t r) {
-  DeformBox b;
-  b.n = int64_t(rois.at(r, 0));  // validated: an integer in [0, N)
-  const double s = p.spatial_scale;
-  // Always aligned: half-pixel shift, and no minimum box size.
-  b.sx = rois.at(r, 1) * s - 0.5;
-  b.sy = rois.at(r, 2) * s - 0.5;
-  const double ex = rois.at(r, 3) * s - 0.5;
-  const double ey = rois.at(r, 4) * s - 0.5;
-  b.rw = ex - b.sx;
-  b.rh = ey - b.sy;
-  b.bin_h = b.rh / double(p.PH);
-  b.bin_w = b.rw / double(p.PW);
-  b.gh = roi_grid_size(p.sampling_ratio, b.rh, p.PH);
-  b.gw = roi_grid_size(p.sampling_ratio, b.rw, p.PW);
-  b.count = roi_grid_count(b.gh, b.gw);
-  return b;
+// Always aligned: half-pixel shift, and no minimum box size (the extent may be 0 or negative,
+// unlike legacy roi_align). reference/roi_geometry.h.
+RoiBox deform_box(const DeformRoiPoolParams& p, const Tensor& rois, int64_t r) {
+  return roi_box(rois, r, p.spatial_scale, kAlignedBox, p.PH, p.PW, p.sampling_ratio);
 }
 
 // Start of bin (ph, pw) after translating the whole bin by the offset. Offset channel 0 is x
 // (width) and channel 1 is y: the opposite order of deform_conv2d. The offset is relative to
 // the box size, scaled by gamma.
-void bin_start(const DeformRoiPoolParams& p, const DeformBox& b, const Tensor* offset, int64_t r, int64_t ph,
+void bin_start(const DeformRoiPoolParams& p, const RoiBox& b, const Tensor* offset, int64_t r, int64_t ph,
                int64_t pw, double& y, double& x) {
   double sy = b.sy, sx = b.sx;
   if (offset) {
     sx += p.gamma * b.rw * offset->at(r, 0, ph, pw);
     sy += p.gamma * b.rh * offset->at(r, 1, ph, pw);
   }
-  y = sy + double(ph) * b.bin_h;
-  x = sx + double(pw) * b.bin_w;
-}
-
-// Sample coordinates, same operation order as mmcv / torchvision.
-double sample_at(double bin_origin, double bin, int64_t i, int64_t g) {
-  return bin_origin + (double(i) + 0.5) * bin / double(g);
+  y = roi_bin_start(sy, ph, b.bin_h);
+  x = roi_bin_start(sx, pw, b.bin_w);
 }
 
 }  // namespace
@@ -62,7 +37,7 @@ Tensor deform_roi_pool_forward(const DeformRoiPoolParams& p, const Tensor& input
   Tensor out(p.output_shape());
   const int64_t H = p.H, W = p.W;
   for (int64_t r = 0; r < p.K; ++r) {
-    const DeformBox b = deform_box(p, rois, r);
+    const RoiBox b = deform_box(p, rois, r);
     for (int64_t c = 0; c < p.C; ++c) {
       const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
       for (int64_t ph = 0; ph < p.PH; ++ph) {
@@ -73,13 +48,13 @@ Tensor deform_roi_pool_forward(const DeformRoiPoolParams& p, const Tensor& input
           // bilinear rule counts as out of range (0), mmcv leaves it undefined.
           double sum = 0.0;
           for (int64_t iy = 0; iy < b.gh; ++iy) {
-            const double y = sample_at(y0, b.bin_h, iy, b.gh);
+            const double y = roi_sample(y0, b.bin_h, iy, b.gh);
             for (int64_t ix = 0; ix < b.gw; ++ix) {
-              const double x = sample_at(x0, b.bin_w, ix, b.gw);
+              const double x = roi_sample(x0, b.bin_w, ix, b.gw);
               sum += roi_bilinear_value(plane, W, roi_bilinear(y, x, H, W));
             }
           }
-          out.at(r, c, ph, pw) = sum / double(b.count);
+          out.at(r, c, ph, pw) = sum / double(b.count());
         }
       }
     }
@@ -95,7 +70,7 @@ DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const 
   if (offset) g.offset = Tensor(offset->shape);
   const int64_t H = p.H, W = p.W;
   for (int64_t r = 0; r < p.K; ++r) {
-    const DeformBox b = deform_box(p, rois, r);
+    const RoiBox b = deform_box(p, rois, r);
     for (int64_t c = 0; c < p.C; ++c) {
       const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
       double* gplane = g.input.data.data() + (b.n * p.C + c) * H * W;
@@ -106,12 +81,12 @@ DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const 
           bin_start(p, b, offset, r, ph, pw, y0, x0);
           double dsum_y = 0.0, dsum_x = 0.0;  // sum over samples of dv/dy, dv/dx
           for (int64_t iy = 0; iy < b.gh; ++iy) {
-            const double y = sample_at(y0, b.bin_h, iy, b.gh);
+            const double y = roi_sample(y0, b.bin_h, iy, b.gh);
             for (int64_t ix = 0; ix < b.gw; ++ix) {
-              const double x = sample_at(x0, b.bin_w, ix, b.gw);
+              const double x = roi_sample(x0, b.bin_w, ix, b.gw);
               const RoiBilinear bl = roi_bilinear(y, x, H, W);
               // grad_input: as roi_align avg.
-              roi_bilinear_scatter(gplane, W, bl, gout, double(b.count));
+              roi_bilinear_scatter(gplane, W, bl, gout, double(b.count()));
               if (offset) {
                 double dy, dx;
                 roi_bilinear_derivative(plane, W, bl, dy, dx);
@@ -126,8 +101,8 @@ DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const 
           // out-of-range samples give 0; kinks take the right-sided derivative
           // (roi_bilinear_derivative). mmcv's CUDA formula differs near the border (SPEC §5).
           if (offset) {
-            g.offset.at(r, 0, ph, pw) += gout * p.gamma * b.rw * dsum_x / double(b.count);
-            g.offset.at(r, 1, ph, pw) += gout * p.gamma * b.rh * dsum_y / double(b.count);
+            g.offset.at(r, 0, ph, pw) += gout * p.gamma * b.rw * dsum_x / double(b.count());
+            g.offset.at(r, 1, ph, pw) += gout * p.gamma * b.rh * dsum_y / double(b.count());
           }
         }
       }
@@ -135,5 +110,25 @@ DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const 
   }
   return g;
 }
+
+// ---- the `ref` backend's entry for this op ----
+namespace {
+
+Result run(const Case& c) {
+  const auto p = parse_deform_roi_pool(c);
+  const Tensor* offset = c.opt("offset");
+  Result r;
+  r.outputs["output"] = deform_roi_pool_forward(p, c.in("input"), c.in("rois"), offset);
+  if (c.grad_output) {
+    auto g = deform_roi_pool_backward(p, c.in("input"), c.in("rois"), offset, *c.grad_output);
+    r.grads["input"] = std::move(g.input);
+    if (offset) r.grads["offset"] = std::move(g.offset);
+  }
+  return r;
+}
+
+const RefOpRegistrar kRegistrar{"deform_roi_pool", {run}};
+
+}  // namespace
 
 }  // namespace oplab::ref

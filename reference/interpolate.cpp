@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 
+#include "reference/ref_backend.h"
 #include "reference/reference.h"
 
 namespace oplab::ref {
@@ -184,5 +185,20 @@ Tensor interpolate_backward(const InterpParams& p, const Tensor& input, const Te
   });
   return grad_input;
 }
+
+// ---- the `ref` backend's entry for this op ----
+namespace {
+
+Result run(const Case& c) {
+  const auto p = parse_interpolate(c);
+  Result r;
+  r.outputs["output"] = interpolate_forward(p, c.in("input"));
+  if (c.grad_output) r.grads["input"] = interpolate_backward(p, c.in("input"), *c.grad_output);
+  return r;
+}
+
+const RefOpRegistrar kRegistrar{"interpolate", {run}};
+
+}  // namespace
 
 }  // namespace oplab::ref

@@ -1,5 +1,5 @@
 #pragma once
-// Naive double-precision references of every op, forward and backward (SPEC §2-6).
+// Naive double-precision references of every op, forward and backward (SPEC §2-6, §11).
 // Written to be read beside the spec: obvious loops, no cleverness. Parameters arrive
 // validated (core/params.h); these functions never check input again.
 #include "core/params.h"
@@ -44,6 +44,14 @@ struct DeformRoiPoolGrads {
 DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const Tensor& input,
                                             const Tensor& rois, const Tensor* offset,
                                             const Tensor& grad_output);
+
+// ---- ps_roi_align, ps_roi_pool (SPEC §11) ----
+Tensor ps_roi_align_forward(const PsRoiParams& p, const Tensor& input, const Tensor& rois);
+Tensor ps_roi_align_backward(const PsRoiParams& p, const Tensor& input, const Tensor& rois,
+                             const Tensor& grad_output);  // grad of input
+Tensor ps_roi_pool_forward(const PsRoiParams& p, const Tensor& input, const Tensor& rois);
+Tensor ps_roi_pool_backward(const PsRoiParams& p, const Tensor& input, const Tensor& rois,
+                            const Tensor& grad_output);  // grad of input
 
 // ---- interpolate (SPEC §6) ----
 Tensor interpolate_forward(const InterpParams& p, const Tensor& input);

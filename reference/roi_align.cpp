@@ -7,54 +7,26 @@
 #include <limits>
 #include <vector>
 
+#include "reference/ref_backend.h"
 #include "reference/reference.h"
 #include "reference/roi_bilinear.h"
+#include "reference/roi_geometry.h"
 
 namespace oplab::ref {
 namespace {
 
-// The box of one roi in feature-map coordinates and its sampling grid.
-struct AlignBox {
-  int64_t n = 0;              // batch index
-  double sy = 0, sx = 0;      // start
-  double bin_h = 0, bin_w = 0;
-  int64_t gh = 0, gw = 0;     // samples per bin along y, x (<= 0: none)
-  int64_t count = 1;          // divisor of avg: max(gh*gw, 1)
-};
-
-AlignBox align_box(const RoiAlignParams& p, const Tensor& rois, int64_t r) {
-  AlignBox b;
-  b.n = int64_t(rois.at(r, 0));  // validated: an integer in [0, N)
-  const double s = p.spatial_scale;
-  // aligned shifts by half a pixel so that pixel centres sit at integer + 0.5.
-  const double off = p.aligned ? 0.5 : 0.0;
-  b.sx = rois.at(r, 1) * s - off;
-  b.sy = rois.at(r, 2) * s - off;
-  const double ex = rois.at(r, 3) * s - off;
-  const double ey = rois.at(r, 4) * s - off;
-  double rw = ex - b.sx, rh = ey - b.sy;
-  // Legacy (not aligned) boxes are at least one pixel; aligned boxes may be empty or reversed
-  // (x2 < x1 is no error in torchvision).
-  if (!p.aligned) {
-    rw = std::max(rw, 1.0);
-    rh = std::max(rh, 1.0);
-  }
-  b.bin_h = rh / double(p.PH);
-  b.bin_w = rw / double(p.PW);
-  // Adaptive grid of a reversed aligned box is <= 0: no samples, the bin is 0.
-  // A fixed grid on a reversed box walks backwards (a mirrored box).
-  b.gh = roi_grid_size(p.sampling_ratio, rh, p.PH);
-  b.gw = roi_grid_size(p.sampling_ratio, rw, p.PW);
-  b.count = roi_grid_count(b.gh, b.gw);
-  return b;
+// The box of one roi and its sampling grid (reference/roi_geometry.h): aligned boxes are
+// shifted by half a pixel and may be empty or reversed; legacy boxes are at least one pixel.
+RoiBox align_box(const RoiAlignParams& p, const Tensor& rois, int64_t r) {
+  return roi_box(rois, r, p.spatial_scale, p.aligned ? kAlignedBox : kLegacyBox, p.PH, p.PW, p.sampling_ratio);
 }
 
-// Sample (iy, ix) of bin (ph, pw), same operation order as torchvision.
-double sample_y(const AlignBox& b, int64_t ph, int64_t iy) {
-  return b.sy + double(ph) * b.bin_h + (double(iy) + 0.5) * b.bin_h / double(b.gh);
+// Sample (iy, ix) of bin (ph, pw).
+double sample_y(const RoiBox& b, int64_t ph, int64_t iy) {
+  return roi_sample(roi_bin_start(b.sy, ph, b.bin_h), b.bin_h, iy, b.gh);
 }
-double sample_x(const AlignBox& b, int64_t pw, int64_t ix) {
-  return b.sx + double(pw) * b.bin_w + (double(ix) + 0.5) * b.bin_w / double(b.gw);
+double sample_x(const RoiBox& b, int64_t pw, int64_t ix) {
+  return roi_sample(roi_bin_start(b.sx, pw, b.bin_w), b.bin_w, ix, b.gw);
 }
 
 // Max mode of one bin: the value and the winning sample.
@@ -68,7 +40,7 @@ struct MaxBin {
   RoiBilinear winner;
 };
 
-MaxBin max_bin(const AlignBox& b, const double* plane, int64_t H, int64_t W, int64_t ph, int64_t pw) {
+MaxBin max_bin(const RoiBox& b, const double* plane, int64_t H, int64_t W, int64_t ph, int64_t pw) {
   MaxBin m;
   bool any_sample = false;
   for (int64_t iy = 0; iy < b.gh; ++iy) {
@@ -96,7 +68,7 @@ Tensor roi_align_forward(const RoiAlignParams& p, const Tensor& input, const Ten
   Tensor out(p.output_shape());
   const int64_t H = p.H, W = p.W;
   for (int64_t r = 0; r < p.K; ++r) {
-    const AlignBox b = align_box(p, rois, r);
+    const RoiBox b = align_box(p, rois, r);
     for (int64_t c = 0; c < p.C; ++c) {
       const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
       for (int64_t ph = 0; ph < p.PH; ++ph) {
@@ -112,7 +84,7 @@ Tensor roi_align_forward(const RoiAlignParams& p, const Tensor& input, const Ten
               sum += roi_bilinear_value(plane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W));
             }
           }
-          out.at(r, c, ph, pw) = sum / double(b.count);
+          out.at(r, c, ph, pw) = sum / double(b.count());
         }
       }
     }
@@ -125,7 +97,7 @@ Tensor roi_align_backward(const RoiAlignParams& p, const Tensor& input, const Te
   Tensor grad(Shape{p.N, p.C, p.H, p.W});
   const int64_t H = p.H, W = p.W;
   for (int64_t r = 0; r < p.K; ++r) {
-    const AlignBox b = align_box(p, rois, r);
+    const RoiBox b = align_box(p, rois, r);
     for (int64_t c = 0; c < p.C; ++c) {
       const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
       double* gplane = grad.data.data() + (b.n * p.C + c) * H * W;
@@ -143,7 +115,7 @@ Tensor roi_align_backward(const RoiAlignParams& p, const Tensor& input, const Te
             const double y = sample_y(b, ph, iy);
             for (int64_t ix = 0; ix < b.gw; ++ix) {
               roi_bilinear_scatter(gplane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W), g,
-                                   double(b.count));
+                                   double(b.count()));
             }
           }
         }
@@ -161,7 +133,7 @@ void roi_align_max_grad_range(const RoiAlignParams& p, const Tensor& input, cons
   std::vector<RoiBilinear> tied;
   std::vector<double> share;  // one bin's contribution to each element (scratch, one plane)
   for (int64_t r = 0; r < p.K; ++r) {
-    const AlignBox b = align_box(p, rois, r);
+    const RoiBox b = align_box(p, rois, r);
     for (int64_t c = 0; c < p.C; ++c) {
       const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
       double* lo_plane = lo.data.data() + (b.n * p.C + c) * H * W;
@@ -207,5 +179,20 @@ void roi_align_max_grad_range(const RoiAlignParams& p, const Tensor& input, cons
     }
   }
 }
+
+// ---- the `ref` backend's entry for this op ----
+namespace {
+
+Result run(const Case& c) {
+  const auto p = parse_roi_align(c);
+  Result r;
+  r.outputs["output"] = roi_align_forward(p, c.in("input"), c.in("rois"));
+  if (c.grad_output) r.grads["input"] = roi_align_backward(p, c.in("input"), c.in("rois"), *c.grad_output);
+  return r;
+}
+
+const RefOpRegistrar kRegistrar{"roi_align", {run}};
+
+}  // namespace
 
 }  // namespace oplab::ref

@@ -7,6 +7,9 @@
 #include <limits>
 
 #include "core/tensor.h"
+// The grid size (roi_grid_size, roi_grid_count) lived here before the geometry had a header of
+// its own; included so that code reaching it through this header still builds.
+#include "reference/roi_geometry.h"
 
 namespace oplab::ref {
 
@@ -98,26 +101,6 @@ inline void roi_bilinear_derivative(const double* plane, int64_t W, const RoiBil
   const double v10 = plane[b.y1 * W + b.x0], v11 = plane[b.y1 * W + b.x1];
   if (b.slope_y) dy = b.hx * (v10 - v00) + b.lx * (v11 - v01);
   if (b.slope_x) dx = b.hy * (v01 - v00) + b.ly * (v11 - v10);
-}
-
-// The adaptive sampling grid of one axis, ceil(extent / pooled) as an integer, or the fixed
-// sampling_ratio. Saturated so that an absurd box cannot make the conversion undefined (a grid
-// that large could not be evaluated anyway); NaN gives 0 (no samples).
-inline int64_t roi_grid_size(int64_t sampling_ratio, double extent, int64_t pooled) {
-  if (sampling_ratio > 0) return sampling_ratio;
-  const double g = std::ceil(extent / double(pooled));
-  if (!(g == g)) return 0;
-  const double lim = double(std::numeric_limits<int32_t>::max());
-  if (g > lim) return int64_t(lim);
-  if (g < -lim) return -int64_t(lim);
-  return int64_t(g);
-}
-
-// count = max(gh * gw, 1). Two negative grids give a positive product, but the sample loops
-// (iy < gh) then run zero times, so the bin is still 0 (as in torchvision).
-inline int64_t roi_grid_count(int64_t gh, int64_t gw) {
-  const int64_t c = gh * gw;
-  return c > 1 ? c : 1;
 }
 
 }  // namespace oplab::ref

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "reference/ref_backend.h"
 #include "reference/reference.h"
 
 namespace oplab::ref {
@@ -108,5 +109,20 @@ Tensor roi_pool_backward(const RoiPoolParams& p, const Tensor& input, const Tens
   }
   return grad;
 }
+
+// ---- the `ref` backend's entry for this op ----
+namespace {
+
+Result run(const Case& c) {
+  const auto p = parse_roi_pool(c);
+  Result r;
+  r.outputs["output"] = roi_pool_forward(p, c.in("input"), c.in("rois"));
+  if (c.grad_output) r.grads["input"] = roi_pool_backward(p, c.in("input"), c.in("rois"), *c.grad_output);
+  return r;
+}
+
+const RefOpRegistrar kRegistrar{"roi_pool", {run}};
+
+}  // namespace
 
 }  // namespace oplab::ref

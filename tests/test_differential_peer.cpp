@@ -10,7 +10,7 @@
 #include <map>
 
 #include "cli/builtin_backends.h"
-#include "fuzz/differential.h"
+#include "compare/differential.h"
 #include "fuzz/features.h"
 #include "fuzz/generators.h"
 #include "peer/divergences.h"
@@ -50,17 +50,17 @@ Tally run_suite(const std::string& op, int n_cases) {
   Backend* peer = builtin_backends().find("torchvision");
   if (auto why = peer->unavailable_reason()) ADD_FAILURE() << "the peer must run here: " << *why;
   Tally t;
-  const fuzz::Tolerance tol;
+  const compare::Tolerance tol;
   for (const Case& c : fuzz::sample_cases(op, n_cases, kSeed)) {
-    const fuzz::Outcome o = fuzz::compare_on_case(*ref, *peer, c, tol, torchvision_divergences());
-    ++t.verdicts[fuzz::verdict_name(o.verdict)];
-    if (o.verdict == fuzz::Verdict::NamedDivergence) ++t.divergences[o.divergence];
-    if (o.verdict == fuzz::Verdict::Agree || o.verdict == fuzz::Verdict::NamedDivergence)
+    const compare::Outcome o = compare::compare_on_case(*ref, *peer, c, tol, torchvision_divergences());
+    ++t.verdicts[compare::verdict_name(o.verdict)];
+    if (o.verdict == compare::Verdict::NamedDivergence) ++t.divergences[o.divergence];
+    if (o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::NamedDivergence)
       for (const auto& f : fuzz::case_features(c)) ++t.features[f];
-    if (o.verdict == fuzz::Verdict::Agree) t.worst = std::max(t.worst, o.max_rel);
-    EXPECT_TRUE(o.verdict == fuzz::Verdict::Agree || o.verdict == fuzz::Verdict::NamedDivergence ||
-                o.verdict == fuzz::Verdict::Unsupported)
-        << op << ": " << fuzz::verdict_name(o.verdict) << ": " << o.detail;
+    if (o.verdict == compare::Verdict::Agree) t.worst = std::max(t.worst, o.max_rel);
+    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::NamedDivergence ||
+                o.verdict == compare::Verdict::Unsupported)
+        << op << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
   }
   return t;
 }

@@ -1,6 +1,6 @@
 // Every float32 backend that can run here (halide-cpu; halide-opencl where an OpenCL device is; halide-cuda on a GPU machine) against
 // the reference on the fixed-seed edge-aimed corpus of every op, forward and backward, by the
-// per-element error bound of SPEC §9 (fuzz/float_compare.h: 8x the bound). Boundary flips are
+// per-element error bound of SPEC §9 (compare/float_compare.h: 8x the bound). Boundary flips are
 // counted and printed, never passed silently; cases a backend does not support yet are
 // counted and printed too.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "cli/builtin_backends.h"
 #include "core/case_io.h"
 #include "core/op_desc.h"
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
@@ -39,18 +39,18 @@ TEST_P(FloatAgreement, HalideBackendsWithinBound) {
       forward.grad_output.reset();
       for (const Case* cp : std::initializer_list<const Case*>{&forward, &full}) {
         const Case& c = *cp;
-        const fuzz::FloatOutcome o = fuzz::compare_float_backend(*ref, *b, c);
-        ++count[std::string(c.grad_output ? "backward " : "forward ") + fuzz::float_outcome_name(o.kind)];
+        const compare::FloatOutcome o = compare::compare_float_backend(*ref, *b, c);
+        ++count[std::string(c.grad_output ? "backward " : "forward ") + compare::float_outcome_name(o.kind)];
         worst = std::max(worst, o.worst_ratio);
-        if (o.kind == fuzz::FloatOutcome::Fail || o.kind == fuzz::FloatOutcome::Error) {
+        if (o.kind == compare::FloatOutcome::Fail || o.kind == compare::FloatOutcome::Error) {
         // Keep the case for `oplab eval` / `oplab replay`.
         const auto path = std::filesystem::temp_directory_path() / ("oplab-float-" + op + "-" + name + ".json");
         write_json_file_atomic(path.string(), case_to_json(c));
         std::cout << "[float] failing case saved: " << path.string() << "\n";
       }
-      EXPECT_TRUE(o.kind == fuzz::FloatOutcome::Pass || o.kind == fuzz::FloatOutcome::Flip ||
-                    o.kind == fuzz::FloatOutcome::Unsupported)
-            << op << " on " << name << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
+      EXPECT_TRUE(o.kind == compare::FloatOutcome::Pass || o.kind == compare::FloatOutcome::Flip ||
+                    o.kind == compare::FloatOutcome::Unsupported)
+            << op << " on " << name << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
       }
     }
     std::cout << "[float] " << op << " on " << name << ":";

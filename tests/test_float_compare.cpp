@@ -5,7 +5,7 @@
 #include <cmath>
 #include <functional>
 
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 #include "reference/ref_backend.h"
 
 namespace oplab {
@@ -51,8 +51,8 @@ Case cutoff_case() {
 TEST(FloatCompare, FloatRoundingPasses) {
   auto ref = make_ref_backend();
   FakeFloatBackend b([](Case c) { return c; }, [](Result&) {});
-  const auto o = fuzz::compare_float_backend(*ref, b, cutoff_case());
-  EXPECT_EQ(o.kind, fuzz::FloatOutcome::Pass) << o.detail;
+  const auto o = compare::compare_float_backend(*ref, b, cutoff_case());
+  EXPECT_EQ(o.kind, compare::FloatOutcome::Pass) << o.detail;
 }
 
 TEST(FloatCompare, CoordinatesAFewUlpsAwayAreAFlipNotAPass) {
@@ -66,22 +66,22 @@ TEST(FloatCompare, CoordinatesAFewUlpsAwayAreAFlipNotAPass) {
       [](Result&) {});
   const Case c = cutoff_case();
   EXPECT_NE(evaluate(*ref, c).outputs.at("output").data[0], b.run(c).outputs.at("output").data[0]);
-  const auto o = fuzz::compare_float_backend(*ref, b, c);
-  EXPECT_EQ(o.kind, fuzz::FloatOutcome::Flip) << o.detail;
+  const auto o = compare::compare_float_backend(*ref, b, c);
+  EXPECT_EQ(o.kind, compare::FloatOutcome::Flip) << o.detail;
 }
 
 TEST(FloatCompare, ARealErrorFails) {
   auto ref = make_ref_backend();
   FakeFloatBackend b([](Case c) { return c; }, [](Result& r) { r.outputs.at("output").data[0] *= 1.0001; });
-  const auto o = fuzz::compare_float_backend(*ref, b, cutoff_case());
-  EXPECT_EQ(o.kind, fuzz::FloatOutcome::Fail);
+  const auto o = compare::compare_float_backend(*ref, b, cutoff_case());
+  EXPECT_EQ(o.kind, compare::FloatOutcome::Fail);
   EXPECT_NE(o.detail.find("outputs.output[0]"), std::string::npos) << o.detail;
 }
 
 TEST(FloatCompare, NanWhereTheReferenceHasANumberFails) {
   auto ref = make_ref_backend();
   FakeFloatBackend b([](Case c) { return c; }, [](Result& r) { r.outputs.at("output").data[0] = NAN; });
-  EXPECT_EQ(fuzz::compare_float_backend(*ref, b, cutoff_case()).kind, fuzz::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(*ref, b, cutoff_case()).kind, compare::FloatOutcome::Fail);
 }
 
 
@@ -115,8 +115,8 @@ TEST(FloatCompare, DcnOffsetRoundedOntoTheTapIsAFlip) {
   FakeFloatBackend b([](Case c) { c.inputs["offset"].data[4] = 0; return c; }, [](Result&) {});
   ASSERT_EQ(evaluate(*ref, c).grads.at("offset").data[4], 0.0);
   ASSERT_EQ(b.run(c).grads.at("offset").data[4], 0.375);
-  const auto o = fuzz::compare_float_backend(*ref, b, c);
-  EXPECT_EQ(o.kind, fuzz::FloatOutcome::Flip) << o.detail;
+  const auto o = compare::compare_float_backend(*ref, b, c);
+  EXPECT_EQ(o.kind, compare::FloatOutcome::Flip) << o.detail;
 }
 
 TEST(FloatCompare, OffsetGradientBoundCountsBothPixels) {
@@ -126,10 +126,10 @@ TEST(FloatCompare, OffsetGradientBoundCountsBothPixels) {
   Case c = dcn_tap_case(0.5);
   c.inputs["input"].data = {1000, 1000.5};
   FakeFloatBackend ulp([](Case c) { return c; }, [](Result& r) { r.grads.at("offset").data[5] += 1000.0 * 0x1p-23; });
-  EXPECT_EQ(fuzz::compare_float_backend(*ref, ulp, c).kind, fuzz::FloatOutcome::Pass);
+  EXPECT_EQ(compare::compare_float_backend(*ref, ulp, c).kind, compare::FloatOutcome::Pass);
   // A tenth of a pixel value off is not rounding.
   FakeFloatBackend wrong([](Case c) { return c; }, [](Result& r) { r.grads.at("offset").data[5] += 100.0; });
-  EXPECT_EQ(fuzz::compare_float_backend(*ref, wrong, c).kind, fuzz::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(*ref, wrong, c).kind, compare::FloatOutcome::Fail);
 }
 
 TEST(FloatCompare, RoiAlignMaxTieWinnerIsAFlip) {
@@ -150,12 +150,12 @@ TEST(FloatCompare, RoiAlignMaxTieWinnerIsAFlip) {
   c.grad_output = g;
   FakeFloatBackend last_wins([](Case c) { c.inputs["input"].at(0, 0, 3, 3) += 1e-9; return c; }, [](Result&) {});
   ASSERT_NE(evaluate(*ref, c).grads.at("input").data[0], last_wins.run(c).grads.at("input").data[0]);
-  EXPECT_EQ(fuzz::compare_float_backend(*ref, last_wins, c).kind, fuzz::FloatOutcome::Flip);
+  EXPECT_EQ(compare::compare_float_backend(*ref, last_wins, c).kind, compare::FloatOutcome::Flip);
   // The same routing on a map without ties is wrong.
   for (int i = 0; i < 16; ++i) c.inputs["input"].data[size_t(i)] = 1 + i;
   FakeFloatBackend first_wins([](Case c) { for (int i = 0; i < 16; ++i) c.inputs["input"].data[size_t(i)] = 16 - i; return c; },
                               [](Result&) {});
-  EXPECT_EQ(fuzz::compare_float_backend(*ref, first_wins, c).kind, fuzz::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(*ref, first_wins, c).kind, compare::FloatOutcome::Fail);
 }
 
 }  // namespace

@@ -148,6 +148,8 @@ TEST(GradKinks, DeformRoiPoolOffsetRateIsGammaTimesBox) {
 
 TEST(GradKinks, UnknownOpHasNoFinder) {
   EXPECT_FALSE(has_kink_finder("no_such_op"));
+  // A missing finder is an error naming the op, never a finder that silently knows no kinks.
+  EXPECT_THROW(op_kinks("no_such_op"), MissingTrait);
   for (const auto& d : all_ops()) EXPECT_TRUE(has_kink_finder(d.name)) << d.name;
 }
 

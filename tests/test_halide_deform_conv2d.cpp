@@ -1,7 +1,7 @@
 // The Halide deform_conv2d kernels (halide-cpu; halide-opencl, the GPU schedules, where an
 // OpenCL device is; halide-cuda where a GPU is present) against
 // the double reference: the fixed-seed edge-aimed corpus by the per-element error bound of
-// SPEC §9 (fuzz/float_compare.h), and hand cases: zero offsets are a plain convolution,
+// SPEC §9 (compare/float_compare.h), and hand cases: zero offsets are a plain convolution,
 // sizes that cross the kernels' vector widths and chunking, non-finite offsets and feature
 // maps, the sampling cut-offs, and zero-element tensors (which never reach a kernel).
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@
 #include "cli/builtin_backends.h"
 #include "core/case_io.h"
 #include "core/params.h"
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
@@ -89,25 +89,25 @@ struct Verdict {
   bool ok() const { return kind != "FAIL" && kind != "ERROR" && kind != "unsupported"; }
 };
 
-// Agreement with the reference by fuzz::compare_float_backend (SPEC §9), with two steps for
+// Agreement with the reference by compare::compare_float_backend (SPEC §9), with two steps for
 // what that comparison cannot tell apart yet:
 //  1. The kernels round the sample coordinate float(base) + float(offset): 1 + (-1e-9) becomes
 //     1.0f, a whole corner away from the reference's floor. Failing cases are compared again
-//     with the reference evaluated on the case as float32 sees it (fuzz::float_rounded_case;
+//     with the reference evaluated on the case as float32 sees it (compare::float_rounded_case;
 //     "coordinate-flip": a floor taken the other way).
 //  2. Its bound for grad_offset comes from the reference on |data|, where dB is a difference of
 //     |pixels| and can be far below the rounding of the value itself. grad_offset alone is then
 //     held to the same kappa times |ref| (+ 1e-3 max|ref|): |ref| <= Σ|terms|, so this is never
 //     looser than SPEC §9's bound; every other tensor still goes through the comparison.
 Verdict agree(Backend& b, const Case& c) {
-  auto name = [](const fuzz::FloatOutcome& o) { return std::string(fuzz::float_outcome_name(o.kind)); };
-  const fuzz::FloatOutcome o = fuzz::compare_float_backend(ref(), b, c);
-  if (o.kind != fuzz::FloatOutcome::Fail) return {name(o), o.detail, o.worst_ratio};
-  const Case fc = fuzz::float_rounded_case(c);
-  const fuzz::FloatOutcome o2 = fuzz::compare_float_backend(ref(), b, fc);
-  if (o2.kind == fuzz::FloatOutcome::Pass || o2.kind == fuzz::FloatOutcome::Flip)
+  auto name = [](const compare::FloatOutcome& o) { return std::string(compare::float_outcome_name(o.kind)); };
+  const compare::FloatOutcome o = compare::compare_float_backend(ref(), b, c);
+  if (o.kind != compare::FloatOutcome::Fail) return {name(o), o.detail, o.worst_ratio};
+  const Case fc = compare::float_rounded_case(c);
+  const compare::FloatOutcome o2 = compare::compare_float_backend(ref(), b, fc);
+  if (o2.kind == compare::FloatOutcome::Pass || o2.kind == compare::FloatOutcome::Flip)
     return {"coordinate-flip", o.detail, o2.worst_ratio};
-  if (o2.kind != fuzz::FloatOutcome::Fail || o2.detail.rfind("grads.offset", 0) != 0)
+  if (o2.kind != compare::FloatOutcome::Fail || o2.detail.rfind("grads.offset", 0) != 0)
     return {name(o2), o.detail + " | at float32 coordinates: " + o2.detail, 0};
 
   const DeformConvParams p = parse_deform_conv2d(fc);
@@ -128,7 +128,7 @@ Verdict agree(Backend& b, const Case& c) {
   for (size_t i = 0; i < r.data.size(); ++i) {
     const double bound = kappa * (std::fabs(r.data[i]) + 1e-3 * rmax) + 1e-30;
     const bool same = std::isnan(r.data[i]) ? std::isnan(e.data[i]) : (!std::isfinite(r.data[i]) ? e.data[i] == r.data[i] : std::isfinite(e.data[i]));
-    if (!same || (std::isfinite(r.data[i]) && std::fabs(e.data[i] - r.data[i]) > fuzz::kDefaultBoundMultiple * bound)) {
+    if (!same || (std::isfinite(r.data[i]) && std::fabs(e.data[i] - r.data[i]) > compare::kDefaultBoundMultiple * bound)) {
       std::ostringstream os;
       os.precision(9);
       os << "grads.offset[" << i << "]: " << e.data[i] << " vs ref " << r.data[i] << " (|ref| bound " << bound << ")";
@@ -137,8 +137,8 @@ Verdict agree(Backend& b, const Case& c) {
     if (std::isfinite(r.data[i])) worst = std::max(worst, std::fabs(e.data[i] - r.data[i]) / bound);
   }
   OffsetGradReplaced rest(b, r);
-  const fuzz::FloatOutcome o3 = fuzz::compare_float_backend(ref(), rest, fc);
-  if (o3.kind == fuzz::FloatOutcome::Pass || o3.kind == fuzz::FloatOutcome::Flip)
+  const compare::FloatOutcome o3 = compare::compare_float_backend(ref(), rest, fc);
+  if (o3.kind == compare::FloatOutcome::Pass || o3.kind == compare::FloatOutcome::Flip)
     return {"offset-by-|ref|", o.detail, std::max(worst, o3.worst_ratio)};
   return {name(o3), o3.detail, 0};
 }

@@ -1,7 +1,7 @@
 // The Halide float32 kernels of interpolate (forward and backward, every mode and rank) against
 // the double reference: the fixed-seed edge-aimed corpus and a corpus of larger shapes (the
 // fuzz shapes are too small to reach the kernels' vector bodies) judged by the per-element
-// error bound of SPEC §9 (fuzz/float_compare.h); NaN/Inf flowing as in the reference; then
+// error bound of SPEC §9 (compare/float_compare.h); NaN/Inf flowing as in the reference; then
 // hand cases whose answer is known exactly. halide-opencl (the GPU schedules) runs the same
 // checks wherever an OpenCL device is, halide-cuda on a GPU machine; each says why it is skipped
 // elsewhere.
@@ -14,7 +14,7 @@
 #include <random>
 
 #include "cli/builtin_backends.h"
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 
@@ -49,13 +49,13 @@ struct Tally {
   std::map<std::string, int> count;
   double worst = 0;
   std::map<std::string, double> worst_by_mode;  // "bicubic 2-D" -> worst error/bound
-  void add(const Case& c, const fuzz::FloatOutcome& o, const std::string& what) {
-    ++count[fuzz::float_outcome_name(o.kind)];
+  void add(const Case& c, const compare::FloatOutcome& o, const std::string& what) {
+    ++count[compare::float_outcome_name(o.kind)];
     worst = std::max(worst, o.worst_ratio);
     const std::string mode = c.params.value("mode", "nearest") + " " + std::to_string(c.in("input").rank() - 2) + "-D";
     worst_by_mode[mode] = std::max(worst_by_mode[mode], o.worst_ratio);
-    EXPECT_TRUE(o.kind == fuzz::FloatOutcome::Pass || o.kind == fuzz::FloatOutcome::Flip)
-        << what << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail << "\n  params " << c.params.dump()
+    EXPECT_TRUE(o.kind == compare::FloatOutcome::Pass || o.kind == compare::FloatOutcome::Flip)
+        << what << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail << "\n  params " << c.params.dump()
         << " input " << shape_str(c.in("input").shape);
   }
   void print(const std::string& what) const {
@@ -111,7 +111,7 @@ TEST_P(HalideInterpolate, FuzzCorpusWithinBound) {
   Tally t;
   for (const Case& c : fuzz::sample_cases("interpolate", kCorpusCases, kSeed)) {
     ASSERT_TRUE(c.grad_output.has_value());
-    t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+    t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam());
   }
   t.print(GetParam() + " fuzz corpus (" + std::to_string(kCorpusCases) + " cases, forward+backward)");
   EXPECT_EQ(t.count["pass"] + t.count["boundary-flip"], kCorpusCases);
@@ -150,7 +150,7 @@ TEST_P(HalideInterpolate, LargerShapesWithinBound) {
           params["recompute_scale_factor"] = bool(coin(rng));
         }
         Case c = with_grad(make_case(params, random_tensor(shape, rng)), rng);
-        t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+        t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam());
         ++cases;
       }
   t.print(GetParam() + " larger shapes (" + std::to_string(cases) + " cases, forward+backward)");
@@ -189,7 +189,7 @@ TEST_P(HalideInterpolate, NonFiniteValuesFlowAsInTheReference) {
           c.grad_output->data[1] = kInf;
           c.grad_output->data[c.grad_output->data.size() - 1] = -kInf;
           c.grad_output->data[c.grad_output->data.size() / 3] = kNaN;
-          t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+          t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam());
         }
   t.print(GetParam() + " non-finite values");
   EXPECT_EQ(t.count["boundary-flip"], 0);
@@ -222,7 +222,7 @@ TEST_P(HalideInterpolate, ClosedFormPathsWithinBound) {
             params["size"] = size;
           }
           Case c = with_grad(make_case(params, random_tensor(shape, rng)), rng);
-          t.add(c, fuzz::compare_float_backend(ref(), *b, c), GetParam());
+          t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam());
         }
   t.print(GetParam() + " closed-form x paths");
 }

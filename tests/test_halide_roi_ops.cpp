@@ -1,6 +1,6 @@
 // The Halide float32 kernels of roi_pool, roi_align and deform_roi_pool (forward and backward)
 // against the double reference: the fixed-seed edge-aimed corpus by the per-element error bound
-// of SPEC §9 (fuzz/float_compare.h), then hand cases whose answer is known exactly (rounding,
+// of SPEC §9 (compare/float_compare.h), then hand cases whose answer is known exactly (rounding,
 // NaN and ties in max modes, the right-sided derivative at kinks, overlapping scatters, vector
 // tails). Every Halide backend runs them: halide-opencl (the GPU schedules) wherever an OpenCL
 // device is, halide-cuda on a GPU machine; each says why it is skipped elsewhere.
@@ -13,7 +13,7 @@
 #include <random>
 
 #include "cli/builtin_backends.h"
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
@@ -57,12 +57,12 @@ TEST_P(HalideRoiCorpus, WithinBoundForwardAndBackward) {
   double worst = 0;
   for (const Case& c : fuzz::sample_cases(op, kCases, kSeed)) {
     ASSERT_TRUE(c.grad_output.has_value());
-    const fuzz::FloatOutcome o = fuzz::compare_float_backend(ref(), *b, c);
-    ++count[fuzz::float_outcome_name(o.kind)];
+    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
+    ++count[compare::float_outcome_name(o.kind)];
     worst = std::max(worst, o.worst_ratio);
     // Every case of these ops is supported, forward and backward, and none may fail.
-    EXPECT_TRUE(o.kind == fuzz::FloatOutcome::Pass || o.kind == fuzz::FloatOutcome::Flip)
-        << op << " on " << name << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
+    EXPECT_TRUE(o.kind == compare::FloatOutcome::Pass || o.kind == compare::FloatOutcome::Flip)
+        << op << " on " << name << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
   }
   std::cout << "[roi] " << op << " on " << name << " (" << kCases << " cases, forward+backward):";
   for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
@@ -124,8 +124,8 @@ void on_halide(const Case& c, Check check) {
 // Every element equal to the reference's within the float bound (no flips expected).
 void expect_agrees(const Case& c) {
   for (Backend* b : runnable_halide_backends()) {
-    const fuzz::FloatOutcome o = fuzz::compare_float_backend(ref(), *b, c);
-    EXPECT_EQ(o.kind, fuzz::FloatOutcome::Pass) << b->name() << ": " << fuzz::float_outcome_name(o.kind) << ": " << o.detail;
+    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
+    EXPECT_EQ(o.kind, compare::FloatOutcome::Pass) << b->name() << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
   }
 }
 

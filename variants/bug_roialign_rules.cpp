@@ -1,47 +1,33 @@
 #include "variants/bug_roialign_rules.h"
 
-#include <algorithm>
-
 #include "core/params.h"
 #include "reference/ref_backend.h"
 #include "reference/roi_bilinear.h"
+#include "reference/roi_geometry.h"
 
 namespace oplab::variants {
 
 namespace {
 
-// The box of one roi and its grid, as the reference computes it (SPEC §4), with `clamp`
-// deciding whether the size is raised to 1.
+// The box of one roi and its grid, as the reference computes it (SPEC §4,
+// reference/roi_geometry.h), with `clamp` deciding whether the size is raised to 1.
 struct Box {
-  int64_t n = 0;
-  double sy = 0, sx = 0, bin_h = 0, bin_w = 0;
-  int64_t gh = 0, gw = 0;
+  ref::RoiBox box;
   double count = 1;
 };
 
 Box box_of(const RoiAlignParams& p, const Tensor& rois, int64_t r, bool clamp, const RoiAlignRules& rules) {
   Box b;
-  b.n = int64_t(rois.at(r, 0));
-  const double s = p.spatial_scale, off = p.aligned ? 0.5 : 0.0;
-  b.sx = rois.at(r, 1) * s - off;
-  b.sy = rois.at(r, 2) * s - off;
-  double rw = rois.at(r, 3) * s - off - b.sx, rh = rois.at(r, 4) * s - off - b.sy;
-  if (clamp) {
-    rw = std::max(rw, 1.0);
-    rh = std::max(rh, 1.0);
-  }
-  b.bin_h = rh / double(p.PH);
-  b.bin_w = rw / double(p.PW);
-  b.gh = ref::roi_grid_size(p.sampling_ratio, rh, p.PH);
-  b.gw = ref::roi_grid_size(p.sampling_ratio, rw, p.PW);
-  b.count = rules.count_without_max ? double(b.gh * b.gw) : double(ref::roi_grid_count(b.gh, b.gw));
+  b.box = ref::roi_box(rois, r, p.spatial_scale, ref::RoiBoxRule{p.aligned, clamp}, p.PH, p.PW, p.sampling_ratio);
+  b.count = rules.count_without_max ? double(b.box.gh * b.box.gw) : double(b.box.count());
   return b;
 }
 
-ref::RoiBilinear sample(const Box& b, int64_t ph, int64_t pw, int64_t iy, int64_t ix, const RoiAlignParams& p,
+ref::RoiBilinear sample(const Box& bx, int64_t ph, int64_t pw, int64_t iy, int64_t ix, const RoiAlignParams& p,
                         const RoiAlignRules& rules) {
-  const double y = b.sy + double(ph) * b.bin_h + (double(iy) + 0.5) * b.bin_h / double(b.gh);
-  const double x = b.sx + double(pw) * b.bin_w + (double(ix) + 0.5) * b.bin_w / double(b.gw);
+  const ref::RoiBox& b = bx.box;
+  const double y = ref::roi_sample(ref::roi_bin_start(b.sy, ph, b.bin_h), b.bin_h, iy, b.gh);
+  const double x = ref::roi_sample(ref::roi_bin_start(b.sx, pw, b.bin_w), b.bin_w, ix, b.gw);
   ref::RoiBilinear bl = ref::roi_bilinear(y, x, p.H, p.W);
   if (rules.y_below_zero_is_outside && y < 0) bl.in_range = false;
   return bl;
@@ -52,12 +38,12 @@ Tensor forward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois,
   for (int64_t r = 0; r < p.K; ++r) {
     const Box b = box_of(p, rois, r, !p.aligned, rules);
     for (int64_t c = 0; c < p.C; ++c) {
-      const double* plane = input.data.data() + (b.n * p.C + c) * p.H * p.W;
+      const double* plane = input.data.data() + (b.box.n * p.C + c) * p.H * p.W;
       for (int64_t ph = 0; ph < p.PH; ++ph)
         for (int64_t pw = 0; pw < p.PW; ++pw) {
           double sum = 0.0;
-          for (int64_t iy = 0; iy < b.gh; ++iy)
-            for (int64_t ix = 0; ix < b.gw; ++ix)
+          for (int64_t iy = 0; iy < b.box.gh; ++iy)
+            for (int64_t ix = 0; ix < b.box.gw; ++ix)
               sum += ref::roi_bilinear_value(plane, p.W, sample(b, ph, pw, iy, ix, p, rules));
           out.at(r, c, ph, pw) = sum / b.count;
         }
@@ -72,11 +58,11 @@ Tensor backward(const RoiAlignParams& p, const Tensor& rois, const Tensor& grad_
   for (int64_t r = 0; r < p.K; ++r) {
     const Box b = box_of(p, rois, r, clamp, rules);
     for (int64_t c = 0; c < p.C; ++c) {
-      double* gplane = grad.data.data() + (b.n * p.C + c) * p.H * p.W;
+      double* gplane = grad.data.data() + (b.box.n * p.C + c) * p.H * p.W;
       for (int64_t ph = 0; ph < p.PH; ++ph)
         for (int64_t pw = 0; pw < p.PW; ++pw)
-          for (int64_t iy = 0; iy < b.gh; ++iy)
-            for (int64_t ix = 0; ix < b.gw; ++ix)
+          for (int64_t iy = 0; iy < b.box.gh; ++iy)
+            for (int64_t ix = 0; ix < b.box.gw; ++ix)
               ref::roi_bilinear_scatter(gplane, p.W, sample(b, ph, pw, iy, ix, p, rules), grad_output.at(r, c, ph, pw),
                                         b.count);
     }

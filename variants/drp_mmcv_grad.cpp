@@ -18,6 +18,7 @@
 #include "core/params.h"
 #include "reference/ref_backend.h"
 #include "reference/roi_bilinear.h"
+#include "reference/roi_geometry.h"
 
 namespace oplab {
 namespace {
@@ -33,25 +34,21 @@ Tensor mmcv_grad_offset(const Case& c) {
   const int64_t H = p.H, W = p.W;
   for (int64_t r = 0; r < p.K; ++r) {
     // The box as mmcv (and the reference) computes it: always aligned, no minimum size.
-    const int64_t n = int64_t(rois.at(r, 0));
-    const double s = p.spatial_scale;
-    const double sx = rois.at(r, 1) * s - 0.5, sy = rois.at(r, 2) * s - 0.5;
-    const double rw = (rois.at(r, 3) * s - 0.5) - sx, rh = (rois.at(r, 4) * s - 0.5) - sy;
-    const double bin_h = rh / double(p.PH), bin_w = rw / double(p.PW);
-    const int64_t gh = ref::roi_grid_size(p.sampling_ratio, rh, p.PH);
-    const int64_t gw = ref::roi_grid_size(p.sampling_ratio, rw, p.PW);
-    const double count = double(ref::roi_grid_count(gh, gw));
+    const ref::RoiBox box = ref::roi_box(rois, r, p.spatial_scale, ref::kAlignedBox, p.PH, p.PW, p.sampling_ratio);
+    const int64_t n = box.n, gh = box.gh, gw = box.gw;
+    const double rw = box.rw, rh = box.rh, bin_h = box.bin_h, bin_w = box.bin_w;
+    const double count = double(box.count());
     for (int64_t ch = 0; ch < p.C; ++ch) {
       const double* plane = input.data.data() + (n * p.C + ch) * H * W;
       for (int64_t ph = 0; ph < p.PH; ++ph)
         for (int64_t pw = 0; pw < p.PW; ++pw) {
-          const double y_start = (sy + p.gamma * rh * offset.at(r, 1, ph, pw)) + double(ph) * bin_h;
-          const double x_start = (sx + p.gamma * rw * offset.at(r, 0, ph, pw)) + double(pw) * bin_w;
+          const double y_start = ref::roi_bin_start(box.sy + p.gamma * rh * offset.at(r, 1, ph, pw), ph, bin_h);
+          const double x_start = ref::roi_bin_start(box.sx + p.gamma * rw * offset.at(r, 0, ph, pw), pw, bin_w);
           const double g = gout.at(r, ch, ph, pw) / count;
           for (int64_t iy = 0; iy < gh; ++iy) {
-            const double y = y_start + (double(iy) + 0.5) * bin_h / double(gh);
+            const double y = ref::roi_sample(y_start, bin_h, iy, gh);
             for (int64_t ix = 0; ix < gw; ++ix) {
-              const double x = x_start + (double(ix) + 0.5) * bin_w / double(gw);
+              const double x = ref::roi_sample(x_start, bin_w, ix, gw);
               const ref::RoiBilinear b = ref::roi_bilinear(y, x, H, W);
               if (!b.in_range) continue;  // mmcv adds nothing for out-of-range samples
               const double v00 = plane[b.y0 * W + b.x0], v01 = plane[b.y0 * W + b.x1];

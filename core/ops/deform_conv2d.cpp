@@ -2,6 +2,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "core/op_desc.h"
 #include "core/ops/checks.h"
 #include "core/params.h"
 
@@ -65,5 +66,13 @@ DeformConvParams parse_deform_conv2d(const Case& c) {
   check_grad_output(c, p.output_shape());
   return p;
 }
+
+namespace {
+const OpRegistrar kDeformConv2d{
+    "deform_conv2d",
+    {"deform_conv2d", 0,
+     {{"input", true, true}, {"offset", true, true, true}, {"weight", true, true}, {"mask", false, true}, {"bias", false, true}},
+     typed_parser(parse_deform_conv2d)}};
+}  // namespace
 
 }  // namespace oplab

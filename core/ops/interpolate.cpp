@@ -1,6 +1,7 @@
 // interpolate: mode, sizes, scale factors (SPEC §6) and the SPEC §7 checks.
 #include <cmath>
 
+#include "core/op_desc.h"
 #include "core/ops/checks.h"
 #include "core/params.h"
 
@@ -135,5 +136,12 @@ InterpParams parse_interpolate(const Case& c) {
   check_grad_output(c, p.output_shape());
   return p;
 }
+
+namespace {
+const OpRegistrar kInterpolate{
+    "interpolate",
+    {"interpolate", 40, {{"input", true, true}},
+     typed_parser(parse_interpolate)}};
+}  // namespace
 
 }  // namespace oplab

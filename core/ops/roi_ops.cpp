@@ -2,6 +2,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "core/op_desc.h"
 #include "core/ops/checks.h"
 #include "core/params.h"
 
@@ -64,5 +65,19 @@ DeformRoiPoolParams parse_deform_roi_pool(const Case& c) {
   check_grad_output(c, p.output_shape());
   return p;
 }
+
+namespace {
+const OpRegistrar kRoiPool{"roi_pool",
+                           {"roi_pool", 10, {{"input", true, true}, {"rois", true, false, true}},
+                            typed_parser(parse_roi_pool)}};
+const OpRegistrar kRoiAlign{
+    "roi_align",
+    {"roi_align", 20, {{"input", true, true}, {"rois", true, false, true}},
+     typed_parser(parse_roi_align)}};
+const OpRegistrar kDeformRoiPool{
+    "deform_roi_pool",
+    {"deform_roi_pool", 30, {{"input", true, true}, {"rois", true, false, true}, {"offset", false, true, true}},
+     typed_parser(parse_deform_roi_pool)}};
+}  // namespace
 
 }  // namespace oplab

@@ -35,12 +35,11 @@ struct DeformGeometry {
               Expr H, Expr W, Expr N) {
     // Geometry in double (roi_sampling.h says why); scale and gamma are doubles.
     // Always aligned (half-pixel shift), no minimum size: boxes may be empty or reversed.
-    auto at = [&](int jj) { return cast<double>(rois(jj, k)) * scale; };
-    Expr sx = at(1) - f64(0.5), sy = at(2) - f64(0.5);
-    Expr w = at(3) - f64(0.5) - sx, h = at(4) - f64(0.5) - sy;
-    extent(f, k) = strict_float(select(f == 0, w, h));
-    info(f, k) = select(f == 0, cast<int>(rois(0, k)), f == 1, roi_grid_size(sampling_ratio, h, PH),
-                        roi_grid_size(sampling_ratio, w, PW));
+    RoiBox b = roi_box(rois, k, scale, aligned_box_rule());
+    Expr sx = b.sx, sy = b.sy;
+    extent(f, k) = strict_float(select(f == 0, b.rw, b.rh));
+    info(f, k) = select(f == 0, cast<int>(rois(0, k)), f == 1, roi_grid_size(sampling_ratio, b.rh, PH),
+                        roi_grid_size(sampling_ratio, b.rw, PW));
     rw(k) = extent(0, k);
     rh(k) = extent(1, k);
     batch(k) = clamp(info(0, k), 0, N - 1);
@@ -54,8 +53,8 @@ struct DeformGeometry {
       sx = sx + gamma * rw(k) * cast<double>((*offset)(pw, ph, 0, k));
       sy = sy + gamma * rh(k) * cast<double>((*offset)(pw, ph, 1, k));
     }
-    Expr y = roi_sample_at(sy + cast<double>(ph) * bin_h, bin_h, i, gy(k));
-    Expr x = roi_sample_at(sx + cast<double>(pw) * bin_w, bin_w, i, gx(k));
+    Expr y = roi_sample_at(roi_bin_start(sy, ph, bin_h), bin_h, i, gy(k));
+    Expr x = roi_sample_at(roi_bin_start(sx, pw, bin_w), bin_w, i, gx(k));
     yt(i, pw, ph, k) = taps_tuple(roi_axis_taps(y, H));
     xt(i, pw, ph, k) = taps_tuple(roi_axis_taps(x, W));
   }

@@ -3,10 +3,10 @@
 // rois (field, k), output (pw, ph, c, k).
 //
 // Sampling positions and bilinear weights depend on the roi and the bin, never on the
-// channel: they are computed once per roi into small tables (yt, xt) and shared by every
-// channel, the trick of torchvision's pre_calc. The channels are processed in blocks of
-// kLanes (roi_sampling.h): `blk` is the input with a block's channels innermost, and the
-// accumulators are indexed (cl, ..., cb, ...), so one sample of a whole block is four dense
+// channel: they are computed once per roi into small tables (RoiGeometry, roi_sampling.h) and
+// shared by every channel, the trick of torchvision's pre_calc. The channels are processed in
+// blocks of kLanes (roi_sampling.h): `blk` is the input with a block's channels innermost, and
+// the accumulators are indexed (cl, ..., cb, ...), so one sample of a whole block is four dense
 // vector loads on the CPU; on the GPU `blk` is inlined (plain index arithmetic).
 //
 // Samples are visited iy-major (iy outer, ix inner) as in the reference: the sum's order, and
@@ -18,70 +18,6 @@ using namespace Halide;
 using namespace oplab_halide;
 
 namespace {
-
-// Everything about roi k that the forward and the backward share. `info` holds the per-roi
-// scalars and the tables the per-sample taps; both are realised (see the schedules) so that
-// the inner loops load them rather than recompute the double-precision geometry per sample.
-struct RoiGeometry {
-  Var i{"i"}, p{"p"}, k{"k"}, j{"j"};
-  // (j, k) -> batch (j = 0), gy (1), gx (2). One int Func rather than a Tuple: Halide 14 fails
-  // (StorageFlattening) on Tuple elements in the loop bounds that RDom::where turns into.
-  Func info{"roi_info"};
-  Func batch{"batch"}, gy{"gy"}, gx{"gx"}, count{"count"};  // its fields (inline)
-  Func yt{"yt"}, xt{"xt"};  // (i, p, k) -> taps_tuple of sample i of bin p
-
-  // Geometry in double (roi_sampling.h says why); scale is a double. N: batch size (the
-  // batch index is clamped into it, for bounds inference; the glue validated it).
-  void define(const Func& rois, Expr scale, Expr sampling_ratio, Expr aligned, Expr PH, Expr PW, Expr H, Expr W,
-              Expr N) {
-    auto at = [&](int f) { return cast<double>(rois(f, k)) * scale; };
-    Expr off = select(aligned, f64(0.5), f64(0.0));
-    Expr sx = at(1) - off, sy = at(2) - off;
-    Expr rw = at(3) - off - sx, rh = at(4) - off - sy;
-    // Legacy boxes are at least one pixel; aligned ones may be empty or reversed.
-    rw = select(aligned, rw, max(rw, f64(1.0)));
-    rh = select(aligned, rh, max(rh, f64(1.0)));
-    Expr bin_h = rh / cast<double>(PH), bin_w = rw / cast<double>(PW);
-    Expr gh = roi_grid_size(sampling_ratio, rh, PH), gw = roi_grid_size(sampling_ratio, rw, PW);
-    info(j, k) = select(j == 0, cast<int>(rois(0, k)), j == 1, gh, gw);
-    // Clamped where it is used, so that bounds inference sees [0, N-1] (the value bounds of
-    // `info` as a whole span the grid sizes too).
-    batch(k) = clamp(info(0, k), 0, N - 1);
-    gy(k) = info(1, k);
-    gx(k) = info(2, k);
-    count(k) = roi_grid_count(gy(k), gx(k));
-    Expr y = roi_sample_at(sy + cast<double>(p) * bin_h, bin_h, i, gy(k));
-    Expr x = roi_sample_at(sx + cast<double>(p) * bin_w, bin_w, i, gx(k));
-    yt(i, p, k) = taps_tuple(roi_axis_taps(y, H));
-    xt(i, p, k) = taps_tuple(roi_axis_taps(x, W));
-  }
-
-  // On the CPU: the per-roi scalars and the tables for all rois up front (small), shared by
-  // every block of channels.
-  void schedule_cpu() {
-    info.compute_root().bound(j, 0, 3).unroll(j);
-    yt.compute_root();
-    xt.compute_root();
-  }
-
-  // On the GPU: the per-roi scalars and the tables as small kernels of their own, read by the
-  // main kernel from device memory.
-  void schedule_gpu() {
-    Var t{"t"}, tb{"tb"}, ti{"ti"};
-    info.compute_root().bound(j, 0, 3).unroll(j).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
-    for (Func f : {yt, xt})
-      f.compute_root().fuse(i, p, t).fuse(t, k, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
-  }
-};
-
-// The sampling grid of a bin: r.x = ix (inner), r.y = iy (outer). Only the first gx x gy
-// iterations count; the predicate reads per-roi grid sizes (never the Func being updated), and
-// Halide turns it into tight loop bounds.
-RDom sample_grid(const RoiGeometry& g, Expr k, Expr max_grid) {
-  RDom r(0, max_grid, 0, max_grid, "s");
-  r.where(r.x < g.gx(k) && r.y < g.gy(k));
-  return r;
-}
 
 class RoiAlignForward : public Generator<RoiAlignForward> {
  public:
@@ -105,10 +41,10 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
   void generate() {
     lanes = channel_lanes(get_target());
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
-    g.define(rois, spatial_scale, sampling_ratio, aligned, pooled_h, pooled_w, H, W, N);
+    g.define(rois, spatial_scale, sampling_ratio, RoiBoxRule{aligned, !aligned}, pooled_h, pooled_w, H, W, N);
     blk = channel_blocked(input, C, "blk", lanes);
 
-    r = sample_grid(g, k, max_grid);
+    r = g.grid(k, max_grid);
     AxisTaps ty = taps_of(g.yt(r.y, ph, k)), tx = taps_of(g.xt(r.x, pw, k));
     Expr v = roi_bilinear_value(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
     Expr sample = select(ty.valid && tx.valid, v, 0.0f);
@@ -172,7 +108,7 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
     lanes = channel_lanes(get_target());
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
     Expr PW = grad_output.dim(0).extent(), PH = grad_output.dim(1).extent(), K = grad_output.dim(3).extent();
-    g.define(rois, spatial_scale, sampling_ratio, aligned, PH, PW, H, W, N);
+    g.define(rois, spatial_scale, sampling_ratio, RoiBoxRule{aligned, !aligned}, PH, PW, H, W, N);
     // gout of lane cl of block cb (lanes past the last channel read the last channel; their
     // sums are discarded).
     goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, min(cb * lanes + cl, C - 1), k);
@@ -204,7 +140,7 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
       // (value, pass, y0, y1, x0, x1, wy0, wy1, wx0, wx1); pass < 0 while no non-NaN sample has
       // been seen, else 1 when the winner is in range and 0 when it is not (it passes nothing).
       blk = channel_blocked(input, C, "blk", lanes);
-      sg = sample_grid(g, k, max_grid);
+      sg = g.grid(k, max_grid);
       AxisTaps ty = taps_of(g.yt(sg.y, ph, k)), tx = taps_of(g.xt(sg.x, pw, k));
       Expr v = roi_bilinear_value(ty, tx, [&](Expr xx, Expr yy) { return blk(cl, xx, yy, cb, g.batch(k)); });
       Expr in_range = ty.valid && tx.valid;

@@ -1,11 +1,15 @@
 #pragma once
-// Pieces shared by the roi_align, deform_roi_pool (and roi_pool) generators:
+// Pieces shared by the roi_align, deform_roi_pool, ps_roi_align (and roi_pool, ps_roi_pool)
+// generators:
+//  - the box of a roi under a box rule (half-pixel shift, minimum size), its bins and the
+//    sample positions of a bin, and the per-roi tables of roi_align and ps_roi_align;
 //  - the RoIAlign bilinear rule of SPEC §4 as Halide expressions: 0 outside [-1, H] x [-1, W];
 //    inside, the coordinate is clamped to >= 0 and to the last row/column, so one pixel
 //    outside the image replicates the edge;
 //  - the sampling grid of a bin (fixed or adaptive) and its divisor;
 //  - packing of one axis' taps into a Tuple, so that a per-roi table Func can hold them.
-// Every rule mirrors reference/roi_bilinear.h; comments there say why each rule is so.
+// Every rule mirrors reference/roi_geometry.h and reference/roi_bilinear.h; comments there say
+// why each rule is so.
 //
 // Sample coordinates are computed in double from the float32 rois (and offsets): they live in
 // per-roi tables shared by every channel, so their cost does not scale with the data, and in
@@ -158,6 +162,49 @@ inline Halide::Expr roi_sample_at(Halide::Expr origin, Halide::Expr bin, Halide:
   return strict_float(origin + (cast<double>(i) + f64(0.5)) * bin / cast<double>(g));
 }
 
+// Where bin p of an axis starts, for a box starting at `start` with bins `bin` long (doubles).
+inline Halide::Expr roi_bin_start(Halide::Expr start, Halide::Expr p, Halide::Expr bin) {
+  using namespace Halide;
+  return start + cast<double>(p) * bin;
+}
+
+// How the corners of a roi become a box (reference/roi_geometry.h's RoiBoxRule): shifted by
+// half a pixel (x * s - 0.5), and the extent raised to at least one pixel. roi_align decides
+// both at run time (its `aligned` input); deform_roi_pool and ps_roi_align are always aligned.
+struct RoiBoxRule {
+  Halide::Expr half_pixel, min_one_pixel;  // bool
+};
+inline RoiBoxRule aligned_box_rule() { return {Halide::Expr(true), Halide::Expr(false)}; }
+
+// select(flag, yes, no), or the branch itself when the flag is known at generation time, so
+// that a fixed rule leaves no select (nor its dead branch) in the geometry. A negated flag
+// selects on the flag itself with the branches swapped: inside strict_float Halide's
+// simplifier leaves a select as written, and this is the form roi_align's geometry had before
+// it was shared (its kernels stayed the same code).
+inline Halide::Expr select_flag(Halide::Expr flag, Halide::Expr yes, Halide::Expr no) {
+  if (Halide::Internal::is_const_one(flag)) return yes;
+  if (Halide::Internal::is_const_zero(flag)) return no;
+  if (const auto* n = flag.as<Halide::Internal::Not>()) return Halide::select(n->a, no, yes);
+  return Halide::select(flag, yes, no);
+}
+
+// The box of roi k in feature-map pixels, in double: its start corner and its extent (may be
+// empty or reversed unless the rule raises it to one pixel). scale is a double.
+struct RoiBox {
+  Halide::Expr sx, sy, rw, rh;
+};
+inline RoiBox roi_box(const Halide::Func& rois, Halide::Expr k, Halide::Expr scale, const RoiBoxRule& rule) {
+  using namespace Halide;
+  auto at = [&](int f) { return cast<double>(rois(f, k)) * scale; };
+  Expr off = select_flag(rule.half_pixel, f64(0.5), f64(0.0));
+  RoiBox b;
+  b.sx = at(1) - off, b.sy = at(2) - off;
+  Expr rw = at(3) - off - b.sx, rh = at(4) - off - b.sy;
+  b.rw = select_flag(rule.min_one_pixel, max(rw, f64(1.0)), rw);
+  b.rh = select_flag(rule.min_one_pixel, max(rh, f64(1.0)), rh);
+  return b;
+}
+
 // The four corners of a sample on plane `at(x, y)`, each read even when its weight is 0 (so
 // NaN/Inf propagate as in the reference), in the reference's order of terms.
 template <class At>
@@ -177,10 +224,84 @@ inline Corner roi_corner(const AxisTaps& ty, const AxisTaps& tx, Halide::Expr q)
   return Corner{select(qx, tx.i1, tx.i0), select(qy, ty.i1, ty.i0), select(qy, ty.w1, ty.w0) * select(qx, tx.w1, tx.w0)};
 }
 
+// The per-roi geometry of roi_align and ps_roi_align, whose samples depend on the roi and on
+// the bin's row (y) or column (x) only, never on the channel: computed once per roi into small
+// tables (yt, xt) shared by every channel, the trick of torchvision's pre_calc. `info` holds
+// the per-roi scalars; both are realised (see the schedules) so that the inner loops load them
+// rather than recompute the double-precision geometry per sample.
+struct RoiGeometry {
+  Halide::Var i{"i"}, p{"p"}, k{"k"}, j{"j"};
+  // (j, k) -> batch (j = 0), gy (1), gx (2). One int Func rather than a Tuple: Halide 14 fails
+  // (StorageFlattening) on Tuple elements in the loop bounds that RDom::where turns into.
+  Halide::Func info{"roi_info"};
+  Halide::Func batch{"batch"}, gy{"gy"}, gx{"gx"}, count{"count"};  // its fields (inline)
+  Halide::Func yt{"yt"}, xt{"xt"};  // (i, p, k) -> taps_tuple of sample i of bin p
+
+  // Geometry in double (see the top); scale is a double. N: batch size (the batch index is
+  // clamped into it, for bounds inference; the glue validated it).
+  void define(const Halide::Func& rois, Halide::Expr scale, Halide::Expr sampling_ratio, const RoiBoxRule& rule,
+              Halide::Expr PH, Halide::Expr PW, Halide::Expr H, Halide::Expr W, Halide::Expr N) {
+    using namespace Halide;
+    RoiBox b = roi_box(rois, k, scale, rule);
+    Expr bin_h = b.rh / cast<double>(PH), bin_w = b.rw / cast<double>(PW);
+    Expr gh = roi_grid_size(sampling_ratio, b.rh, PH), gw = roi_grid_size(sampling_ratio, b.rw, PW);
+    info(j, k) = select(j == 0, cast<int>(rois(0, k)), j == 1, gh, gw);
+    // Clamped where it is used, so that bounds inference sees [0, N-1] (the value bounds of
+    // `info` as a whole span the grid sizes too).
+    batch(k) = clamp(info(0, k), 0, N - 1);
+    gy(k) = info(1, k);
+    gx(k) = info(2, k);
+    count(k) = roi_grid_count(gy(k), gx(k));
+    Expr y = roi_sample_at(roi_bin_start(b.sy, p, bin_h), bin_h, i, gy(k));
+    Expr x = roi_sample_at(roi_bin_start(b.sx, p, bin_w), bin_w, i, gx(k));
+    yt(i, p, k) = taps_tuple(roi_axis_taps(y, H));
+    xt(i, p, k) = taps_tuple(roi_axis_taps(x, W));
+  }
+
+  // The sampling grid of a bin of roi kk: r.x = ix (inner), r.y = iy (outer), iy-major as in
+  // the reference. Only the first gx x gy iterations count; the predicate reads per-roi grid
+  // sizes (never the Func being updated), and Halide turns it into tight loop bounds.
+  Halide::RDom grid(Halide::Expr kk, Halide::Expr max_grid) const {
+    Halide::RDom r(0, max_grid, 0, max_grid, "s");
+    r.where(r.x < gx(kk) && r.y < gy(kk));
+    return r;
+  }
+
+  // On the CPU: the per-roi scalars and the tables for all rois up front (small), shared by
+  // every block of channels.
+  void schedule_cpu() {
+    info.compute_root().bound(j, 0, 3).unroll(j);
+    yt.compute_root();
+    xt.compute_root();
+  }
+
+  // On the GPU: the per-roi scalars and the tables as small kernels of their own, read by the
+  // main kernel from device memory.
+  void schedule_gpu() {
+    using namespace Halide;
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    info.compute_root().bound(j, 0, 3).unroll(j).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
+    for (Func f : {yt, xt})
+      f.compute_root().fuse(i, p, t).fuse(t, k, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+  }
+};
+
+// GPU forward of the RoI ops: one thread per output element (pw, ph, c, k), the accumulator
+// in registers, the op's per-roi tables as kernels of their own.
+template <class Geometry>
+void schedule_roi_forward_gpu(Halide::Func output, Halide::Func acc, Geometry& geometry) {
+  using namespace Halide;
+  Var pw = output.args()[0], ph = output.args()[1], c = output.args()[2];
+  Var t{"t"}, tb{"tb"}, ti{"ti"};
+  output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+  acc.compute_at(output, ti);
+  geometry.schedule_gpu();
+}
+
 // The forward schedule roi_align and deform_roi_pool share. Output (pw, ph, c, k), accumulator
 // acc(cl, pw, ph, cb, k) updated over the sample grid r, the input read through blk. `geometry`
 // is the op's per-roi table set (schedule_cpu / schedule_gpu).
-//  * GPU: one thread per output element, the accumulator in registers.
+//  * GPU: schedule_roi_forward_gpu.
 //  * CPU: a task owns a block of channels and runs every roi over it: the block's copy (both
 //    images, ~8 MB at the standard shape) is made once and read by ~1000 rois, and no two tasks
 //    share anything. Per roi, the 16 lanes of every sample are dense vector loads. The output
@@ -193,10 +314,7 @@ void schedule_roi_forward(Halide::Func output, Halide::Func acc, const Halide::R
   Var pw = output.args()[0], ph = output.args()[1], c = output.args()[2], k = output.args()[3];
   Var cl = acc.args()[0], cb = acc.args()[3];
   if (gpu) {
-    Var t{"t"}, tb{"tb"}, ti{"ti"};
-    output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
-    acc.compute_at(output, ti);
-    geometry.schedule_gpu();
+    schedule_roi_forward_gpu(output, acc, geometry);
   } else {
     output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
     geometry.schedule_cpu();

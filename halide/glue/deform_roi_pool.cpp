@@ -33,7 +33,7 @@ class DeformRoiPoolCall : public RoiCall {
         p_(parse_deform_roi_pool(c)) {
     scale_ = p_.spatial_scale, gamma_ = p_.gamma;  // the kernels form coordinates in double
     sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
-    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, false);
+    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, ref::kAlignedBox);
     if (p_.has_offset) offset_ = to_float(c.in("offset")), off_b_ = view(offset_);
     if (has_grad_ && p_.has_offset) goff_ = TensorF(offset_.shape), goff_b_ = view(goff_);
   }

@@ -31,7 +31,8 @@ class RoiAlignCall : public RoiCall {
       : RoiCall(c, device, parse_roi_align(c).output_shape(), "roi_align"), p_(parse_roi_align(c)) {
     scale_ = p_.spatial_scale;  // the kernels form coordinates in double
     sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
-    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, !p_.aligned);
+    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW,
+                         p_.aligned ? ref::kAlignedBox : ref::kLegacyBox);
   }
 
   void forward() {

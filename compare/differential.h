@@ -8,7 +8,7 @@
 #include "core/backend.h"
 #include "peer/divergences.h"
 
-namespace oplab::fuzz {
+namespace oplab::compare {
 
 // |e - r| <= rtol * (|r| + floor_scale * max|r| of the tensor). The floor makes elements that
 // cancel to near zero (sums of terms of either sign) compare against the tensor's magnitude.
@@ -47,4 +47,4 @@ Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Toler
 double tensor_error(const std::string& what, const Tensor& want, const Tensor& got, const Tolerance& tol,
                     std::string* detail);
 
-}  // namespace oplab::fuzz
+}  // namespace oplab::compare

@@ -29,7 +29,7 @@
 #include "core/backend.h"
 #include "core/metrics.h"
 
-namespace oplab::fuzz {
+namespace oplab::compare {
 
 constexpr double kDefaultBoundMultiple = 8.0;
 
@@ -55,4 +55,4 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
 // kernel's way (compare_float_backend's flip search uses it).
 Case float_rounded_case(const Case& c);
 
-}  // namespace oplab::fuzz
+}  // namespace oplab::compare

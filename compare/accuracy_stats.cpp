@@ -1,11 +1,11 @@
-#include "fuzz/accuracy_stats.h"
+#include "compare/accuracy_stats.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "fuzz/features.h"
+#include "compare/op_compare.h"
 
-namespace oplab::fuzz {
+namespace oplab::compare {
 
 void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
   if (o.kind != FloatOutcome::Pass && o.kind != FloatOutcome::Flip) return;
@@ -42,7 +42,7 @@ void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
     heat_sum_[size_t(cy * kHeat + cx)] += r;
     ++heat_n_[size_t(cy * kHeat + cx)];
   }
-  const DrivingParameter d = driving_parameter(c);
+  const DrivingParameter d = op_compare(c.op).driving(c);
   driving_name_ = d.name;
   if (driving_.size() < 2000) driving_.emplace_back(d.value, case_worst);
 }
@@ -75,4 +75,4 @@ json AccuracyStats::to_json() const {
               {"heatmap_mean_error_over_bound", heat}};
 }
 
-}  // namespace oplab::fuzz
+}  // namespace oplab::compare

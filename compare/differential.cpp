@@ -1,10 +1,10 @@
-#include "fuzz/differential.h"
+#include "compare/differential.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-namespace oplab::fuzz {
+namespace oplab::compare {
 
 const char* verdict_name(Verdict v) {
   switch (v) {
@@ -140,4 +140,4 @@ Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Toler
   return o;
 }
 
-}  // namespace oplab::fuzz
+}  // namespace oplab::compare

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "core/case.h"
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 
-namespace oplab::fuzz {
+namespace oplab::compare {
 
 class AccuracyStats {
  public:
@@ -30,4 +30,4 @@ class AccuracyStats {
   std::array<int64_t, kHeat * kHeat> heat_n_{};
 };
 
-}  // namespace oplab::fuzz
+}  // namespace oplab::compare

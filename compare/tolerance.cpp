@@ -1,9 +1,9 @@
-#include "fuzz/tolerance.h"
+#include "compare/tolerance.h"
 
 #include <algorithm>
 #include <map>
 
-namespace oplab::fuzz {
+namespace oplab::compare {
 
 namespace {
 std::map<std::string, Tolerance>& registered() {
@@ -17,7 +17,7 @@ Tolerance tolerance_for(const Backend& b) {
   if (it != registered().end()) return it->second;
   // float32 kernels (u = 6e-8) in the metamorphic identities, whose two sides see the same
   // coordinates: rounding of sums of up to a few hundred terms, against the terms' size. The
-  // differential property judges them by the per-element bound instead (fuzz/float_compare.h).
+  // differential property judges them by the per-element bound instead (compare/float_compare.h).
   if (b.is_float32()) return Tolerance{1e-4, 1.0, 1e-4};
   return Tolerance{};  // double precision: see the header
 }
@@ -34,8 +34,7 @@ Tolerance tolerance_between(const Backend& a, const Backend& b) {
 void register_tolerance(const std::string& backend_name, const Tolerance& tol) { registered()[backend_name] = tol; }
 
 const std::vector<Divergence>& divergences_for(const Backend& b) {
-  static const std::vector<Divergence> none;
-  return b.name() == "torchvision" ? torchvision_divergences() : none;
+  return b.divergences();
 }
 
-}  // namespace oplab::fuzz
+}  // namespace oplab::compare

@@ -1,14 +1,14 @@
-#include "fuzz/float_compare.h"
+#include "compare/float_compare.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <vector>
 
-#include "core/params.h"
-#include "reference/reference.h"
+#include "compare/op_compare.h"
+#include "core/op_desc.h"
 
-namespace oplab::fuzz {
+namespace oplab::compare {
 
 const char* float_outcome_name(FloatOutcome::Kind k) {
   switch (k) {
@@ -25,48 +25,13 @@ namespace {
 
 constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of float32
 
-// Inputs that carry coordinates rather than values: their magnitude sets C, they stay signed
-// in the magnitude case, and they are what the flip check nudges.
-bool is_coordinate(const std::string& input) { return input == "rois" || input == "offset"; }
-
-// Terms accumulated into one output element (the n of gamma_n), from the op's parameters.
-double forward_terms(const Case& c) {
-  if (c.op == "deform_conv2d") {
-    const auto p = parse_deform_conv2d(c);
-    return double(p.C / p.G * p.kh * p.kw) * 4 + 2;
-  }
-  if (c.op == "roi_align" || c.op == "deform_roi_pool") {
-    // Grid of at most g x g samples of 4 corners, plus the coordinate arithmetic.
-    const Tensor& rois = c.in("rois");
-    const auto sr = c.params.value("sampling_ratio", c.op == "roi_align" ? -1 : 0);
-    double g = sr > 0 ? double(sr) : 1;
-    const double s = c.params.value("spatial_scale", 1.0);
-    const auto os = c.params.at("output_size");
-    const double ph = os.is_array() ? os[0].get<double>() : os.get<double>();
-    const double pw = os.is_array() ? os[1].get<double>() : os.get<double>();
-    if (sr <= 0)
-      for (int64_t k = 0; k < rois.dim(0); ++k)
-        g = std::max({g, std::ceil(std::fabs(rois.at(k, 4) - rois.at(k, 2)) * s / ph) + 1,
-                      std::ceil(std::fabs(rois.at(k, 3) - rois.at(k, 1)) * s / pw) + 1});
-    return 4 * g * g + 8;
-  }
-  if (c.op == "interpolate") {
-    const auto p = parse_interpolate(c);
-    double n = 1;
-    for (const auto& a : p.axes)
-      n *= p.mode == InterpMode::Bicubic ? 4.0 : p.mode == InterpMode::Area ? std::ceil(double(a.in) / double(a.out)) + 1 : 2.0;
-    return n + 4;
-  }
-  return 2;  // roi_pool: a max, no arithmetic beyond the conversion to float
-}
-
 // Largest coordinate magnitude in pixels: where float32 sampling positions lose precision.
 double coordinate_scale(const Case& c) {
   double C = 1;
   for (const auto& [name, t] : c.inputs) {
     if (name == "input")
       for (size_t d = 2; d < t.shape.size(); ++d) C = std::max(C, double(t.shape[d]));
-    if (!is_coordinate(name)) continue;
+    if (!is_coordinate_input(c.op, name)) continue;
     const double s = name == "rois" ? c.params.value("spatial_scale", 1.0) : 1.0;
     for (double v : t.data)
       if (std::isfinite(v) && std::fabs(v) < 1e7) C = std::max(C, std::fabs(v) * s);
@@ -82,7 +47,7 @@ double coordinate_scale(const Case& c) {
 Case magnitude_case(const Case& c, int alternate = 0) {
   Case m = c;
   for (auto& [name, t] : m.inputs)
-    if (!is_coordinate(name))
+    if (!is_coordinate_input(c.op, name))
       for (double& v : t.data) v = std::fabs(v);
   if (alternate && m.inputs.count("input")) {
     Tensor& x = m.inputs.at("input");
@@ -99,31 +64,10 @@ Case magnitude_case(const Case& c, int alternate = 0) {
 
 bool has_coordinate_grads(const Case& c) { return c.grad_output && c.inputs.count("offset"); }
 
-// Coordinates nudged by a relative `ra` on one axis and `rb` on the other (rois: x columns 1
-// and 3 vs y columns 2 and 4; offsets: even vs odd channels), with a box's end corner moved by
-// `end_sign` times as much as its start, so that boxes grow and shrink too (that decides
-// adaptive grids and roi_pool's rounded bins). interpolate's scale factors move by `ra`.
+// The case with its coordinates nudged (the op's compare traits say how).
 Case nudged_case(const Case& c, double ra, double rb, double end_sign) {
   Case n = c;
-  auto nudge = [](double v, double r) { return v * (1 + r) + (v == 0 ? r : 0.0); };
-  for (auto& [name, t] : n.inputs) {
-    if (!is_coordinate(name)) continue;
-    if (name == "rois") {
-      for (int64_t k = 0; k < t.dim(0); ++k)
-        for (int j = 1; j < 5; ++j) t.at(k, j) = nudge(t.at(k, j), (j % 2 ? ra : rb) * (j >= 3 ? end_sign : 1.0));
-    } else {  // offset: channel parity separates the two axes in both layouts
-      const int64_t plane = t.rank() == 4 ? t.dim(2) * t.dim(3) : 1, channels = t.rank() >= 2 ? t.dim(1) : 1;
-      for (size_t i = 0; i < t.data.size(); ++i)
-        t.data[i] = nudge(t.data[i], ((int64_t(i) / plane) % channels) % 2 ? ra : rb);
-    }
-  }
-  if (c.op == "interpolate" && n.params.contains("scale_factor") && !n.params.at("scale_factor").is_null()) {
-    json& sf = n.params["scale_factor"];
-    if (sf.is_array())
-      for (auto& v : sf) v = nudge(v.get<double>(), ra);
-    else
-      sf = nudge(sf.get<double>(), ra);
-  }
+  op_compare(c.op).nudge(n, ra, rb, end_sign);
   return n;
 }
 
@@ -152,30 +96,13 @@ bool same_class(double a, double b) {
 
 }  // namespace
 
-// Float32 rounding of every input, as the kernel sees them. deform_conv2d's kernels then form
-// each sampling point as float(tap) + float(offset), rounded to float32 again: that point,
-// expressed back as an offset from the tap (exact in double), is what decides floors and
-// cut-offs in float32. Emulating it decides them the kernel's way for every sample at once,
-// where a nudge of all offsets would also move the samples that did not flip.
+// Float32 rounding of every input, as the kernel sees them, then whatever the op's kernels
+// round beyond their inputs (the op's compare traits).
 Case float_rounded_case(const Case& c) {
   Case f = c;
   for (auto& [name, t] : f.inputs)
     for (double& v : t.data) v = double(float(v));
-  if (c.op == "deform_conv2d") {
-    const auto p = parse_deform_conv2d(c);
-    Tensor& off = f.inputs.at("offset");
-    const int64_t K = p.kh * p.kw;
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t ch = 0; ch < off.dim(1); ++ch) {
-        const int64_t k = (ch / 2) % K, i = k / p.kw, j = k % p.kw;
-        for (int64_t oy = 0; oy < p.Ho; ++oy)
-          for (int64_t ox = 0; ox < p.Wo; ++ox) {
-            const double tap = ch % 2 ? double(ox * p.sw - p.pw + j * p.dw) : double(oy * p.sh - p.ph + i * p.dh);
-            double& v = off.at(n, ch, oy, ox);
-            if (std::isfinite(v)) v = double(float(tap) + float(v)) - tap;
-          }
-      }
-  }
+  if (auto round = op_compare(c.op).kernel_rounding) round(f);
   return f;
 }
 
@@ -212,7 +139,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
     return o;
   }
 
-  const double n_fwd = forward_terms(c), C = coordinate_scale(c);
+  const double n_fwd = op_compare(c.op).forward_terms(c), C = coordinate_scale(c);
   // Candidate references for the flip check: float-rounded inputs, then coordinates nudged
   // by a few ulps either way. Computed only when an element fails.
   std::vector<Result> alternatives;
@@ -234,7 +161,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
   };
 
   bool flipped = false;
-  bool tie_range_ready = false;
+  bool tie_range_ready = false, has_ties = false;
   Tensor tie_lo, tie_hi;
   for (const auto& [key, w] : all_tensors(want).list) {
     const Tensor* g = find(got, key);
@@ -251,7 +178,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
     const double kappa = kU * (n + 2 * C);
     const bool is_output = key == "outputs.output";
     if (is_output) {
-      o.output_metrics = compare(*w, *g, Dtype::F32, 1e-6);
+      o.output_metrics = measure(*w, *g, Dtype::F32, 1e-6);
       o.output_shape = w->shape;
       o.output_ratio.assign(w->data.size(), NAN);
       o.output_ulp.assign(w->data.size(), NAN);
@@ -285,14 +212,12 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
       }
       // roi_align max: near-tied samples whose order float32 rounding may swap. The element
       // is explained if it lies within the range the choice of winners allows.
-      if (!explained && key == "grads.input" && c.op == "roi_align" && c.grad_output &&
-          c.params.value("pool_mode", std::string("avg")) == "max" && std::isfinite(e)) {
+      if (!explained && key == "grads.input" && std::isfinite(e) && op_compare(c.op).tie_range) {
         if (!tie_range_ready) {
           tie_range_ready = true;
-          ref::roi_align_max_grad_range(parse_roi_align(c), c.in("input"), c.in("rois"), *c.grad_output,
-                                        multiple * kU * (n_fwd + 2 * C), tie_lo, tie_hi);
+          has_ties = op_compare(c.op).tie_range(c, multiple * kU * (n_fwd + 2 * C), tie_lo, tie_hi);
         }
-        explained = e >= tie_lo.data[i] - bound && e <= tie_hi.data[i] + bound;
+        if (has_ties) explained = e >= tie_lo.data[i] - bound && e <= tie_hi.data[i] + bound;
       }
       if (explained) {
         flipped = true;
@@ -310,4 +235,4 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
   return o;
 }
 
-}  // namespace oplab::fuzz
+}  // namespace oplab::compare

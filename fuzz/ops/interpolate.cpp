@@ -1,0 +1,184 @@
+// interpolate in the fuzz layer (fuzz/op_fuzz.h). Cases: every mode at every rank PyTorch supports, size or scale_factor (scalar or
+// per axis), recompute_scale_factor, align_corners; scale factors that are non-integer, < 1,
+// or put in*sf within 1e-13 of an integer (the output size's floor on a knife edge); output
+// sizes that divide the input (nearest and nearest-exact land on .5 ties and lattice points)
+// or are 1; odd and prime input sizes.
+#include <cmath>
+
+#include "core/params.h"
+#include "fuzz/case_edit.h"
+#include "fuzz/gen_values.h"
+#include "fuzz/op_fuzz.h"
+
+namespace oplab::fuzz {
+
+namespace {
+
+// A scale factor for an axis of length `in`.
+double pick_scale_factor(int64_t in) {
+  switch (pick_one<int>({{5, 0}, {2, 1}, {2, 2}})) {
+    case 0:
+      return pick_of<double>({2.0, 0.5, 1.5, 2.1, 3.0, 1.0, 1.1, 0.3, 1.0 / 3.0, 0.75, 3.7, 1.25});
+    case 1: {  // in*sf within a hair of an integer: the floor of the output size is on a knife edge
+      const double target = double(pick_dim(1, 3 * in));
+      return target / double(in) + pick_one<double>({{1, 0.0}, {1, 1e-13}, {1, -1e-13}});
+    }
+    default:  // smooth, between 0.25 and 4
+      return 0.25 + std::abs(pick_real(3.75));
+  }
+}
+
+// An output size for an axis of length `in`.
+int64_t pick_size(int64_t in, int nd) {
+  switch (pick_one<int>({{6, 0}, {2, 1}, {1, 2}})) {
+    case 0: return pick_dim(1, nd == 3 ? 6 : 12);
+    case 1: {  // a divisor or a multiple of the input: nearest's source index lands on ties
+      const int64_t k = pick_dim(2, 3);
+      return pick_one<int>({{1, 0}, {1, 1}}) ? std::max<int64_t>(1, in / k) : in * k;
+    }
+    default: return 1;
+  }
+}
+
+rc::Gen<Case> gen() {
+  return rc::gen::exec([] {
+    Case c;
+    c.op = "interpolate";
+    const int nd = pick_one<int>({{3, 2}, {2, 1}, {1, 3}});
+    std::vector<std::string> modes{"nearest", "nearest-exact", "area"};
+    if (nd == 1) modes.push_back("linear");
+    if (nd == 2) modes.insert(modes.end(), {"bilinear", "bicubic"});
+    if (nd == 3) modes.push_back("trilinear");
+    const std::string mode = pick_of(modes);
+    const bool interpolating = mode == "linear" || mode == "bilinear" || mode == "bicubic" || mode == "trilinear";
+
+    Shape shape{pick_one<int64_t>({{8, 1}, {2, 2}, {1, 0}}), pick_dim(1, 2)};
+    for (int i = 0; i < nd; ++i) shape.push_back(pick_extent(1, nd == 3 ? 4 : 7));
+    c.params = json{{"mode", mode}};
+    if (interpolating) c.params["align_corners"] = pick_of<json>({json(nullptr), json(false), json(true)});
+
+    const bool scalar = *rc::gen::arbitrary<bool>();
+    if (pick_one<int>({{1, 0}, {1, 1}}) == 0) {  // size
+      json size = json::array();
+      for (int i = 0; i < nd; ++i) size.push_back(pick_size(shape[size_t(2 + i)], nd));
+      c.params["size"] = scalar ? size[0] : size;
+    } else {  // scale_factor (the output size floor(in*sf) must stay positive)
+      json sf = json::array();
+      for (int i = 0; i < nd; ++i) {
+        double s = pick_scale_factor(shape[size_t(2 + i)]);
+        if (std::floor(double(shape[size_t(2 + i)]) * s) < 1) s = 1.0;
+        sf.push_back(s);
+      }
+      if (scalar) {
+        double s = sf[0].get<double>();
+        for (int i = 0; i < nd; ++i)
+          if (std::floor(double(shape[size_t(2 + i)]) * s) < 1) s = 1.0;
+        c.params["scale_factor"] = s;
+      } else {
+        c.params["scale_factor"] = sf;
+      }
+      c.params["recompute_scale_factor"] = pick_of<json>({json(nullptr), json(false), json(true)});
+    }
+    c.inputs["input"] = pick_tensor(shape);
+    // The output shape comes from the op description (validation computes it).
+    return c;
+  });
+}
+
+
+std::vector<Mutation> mutations() {
+  return {
+      [](Case& c) {  // both size and scale_factor
+        c.params["size"] = 2;
+        c.params["scale_factor"] = 2.0;
+        c.params.erase("recompute_scale_factor");
+      },
+      [](Case& c) {  // neither
+        c.params.erase("size");
+        c.params.erase("scale_factor");
+      },
+      [](Case& c) {  // align_corners with a mode that has none
+        c.params["mode"] = *rc::gen::element(std::string("nearest"), std::string("area"), std::string("nearest-exact"));
+        c.params["align_corners"] = *rc::gen::arbitrary<bool>();
+      },
+      [](Case& c) {  // a mode for another rank
+        const int nd = c.in("input").rank() - 2;
+        c.params["mode"] = nd == 2 ? "trilinear" : "bilinear";
+        c.params.erase("align_corners");
+      },
+      [](Case& c) { c.params["mode"] = "cubic"; },
+      [](Case& c) {  // non-positive size
+        c.params.erase("scale_factor");
+        c.params.erase("recompute_scale_factor");
+        c.params["size"] = *rc::gen::element(0, -3);
+      },
+      [](Case& c) {  // non-positive or too small scale factor
+        c.params.erase("size");
+        c.params["scale_factor"] = *rc::gen::element(0.0, -2.0, 1e-9);
+      },
+      [](Case& c) {  // recompute_scale_factor=true with size
+        c.params.erase("scale_factor");
+        c.params["size"] = 3;
+        c.params["recompute_scale_factor"] = true;
+      },
+  };
+}
+
+void features(const Case& c, std::set<std::string>& f) {
+  const InterpParams p = parse_interpolate(c);
+  f.insert(std::string(interp_mode_name(p.mode)) + " " + std::to_string(p.axes.size()) + "-D");
+  if (p.N == 0) f.insert("N=0");
+  const json& ac = c.params.value("align_corners", json());
+  if (!ac.is_null()) f.insert(ac.get<bool>() ? "align_corners=true" : "align_corners=false");
+  const bool has_sf = c.params.contains("scale_factor") && !c.params.at("scale_factor").is_null();
+  f.insert(has_sf ? "scale_factor" : "size");
+  if (has_sf) {
+    const json& rc = c.params.value("recompute_scale_factor", json());
+    f.insert(rc.is_null() ? "recompute=null" : rc.get<bool>() ? "recompute=true" : "recompute=false");
+  }
+  if (p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact) {
+    // Where the source position (float32, as the kernel computes it) is an exact integer:
+    // nearest-exact rounds a .5 tie there, nearest floors a lattice point.
+    for (const InterpAxis& a : p.axes) {
+      const float scale = interp_nearest_scale(a);
+      for (int64_t dst = 1; dst < a.out; ++dst) {
+        const float pos = p.mode == InterpMode::NearestExact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
+        if (pos == std::floor(pos) && pos < float(a.in)) f.insert("nearest source index on a tie");
+      }
+    }
+  }
+  const json& sfj = c.params.value("scale_factor", json());
+  for (size_t i = 0; i < p.axes.size(); ++i) {
+    const InterpAxis& a = p.axes[i];
+    if (a.out == 1) f.insert("output size 1");
+    if (a.out < a.in) f.insert("downsampling");
+    if (a.out == a.in) f.insert("same size");
+    if (has_sf) {
+      const double sf = sfj.is_array() ? sfj[i].get<double>() : sfj.get<double>();
+      if (sf != std::floor(sf)) f.insert("non-integer scale factor");
+      if (sf < 1) f.insert("scale factor < 1");
+      const double prod = double(a.in) * sf;
+      if (prod != std::round(prod) && std::fabs(prod - std::round(prod)) < 1e-12) f.insert("in*sf within 1e-12 of an integer");
+    }
+  }
+}
+
+using Perm = std::vector<int64_t>;
+
+Tensor permute2(const Tensor& t, const Perm& p0, const Perm& p1) { return permute_dim(permute_dim(t, 0, p0), 1, p1); }
+
+Permuted permute(const Case& c) {
+  const Tensor& x = c.in("input");
+  const Perm pn = rotate_all(x.dim(0)), pc = rotate_all(x.dim(1));
+  Permuted out{c, nullptr};
+  out.c.inputs["input"] = permute2(x, pn, pc);
+  if (c.grad_output) out.c.grad_output = permute2(*c.grad_output, pn, pc);
+  out.map = [pn, pc](const std::string&, const Tensor& t) { return permute2(t, pn, pc); };
+  return out;
+}
+
+const OpFuzzRegistrar kRegistrar{"interpolate", {gen, mutations, features, permute, always_linear, {"input"}}};
+
+}  // namespace
+
+}  // namespace oplab::fuzz

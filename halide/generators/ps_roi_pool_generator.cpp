@@ -1,0 +1,187 @@
+// ps_roi_pool in float32 (SPEC §11, R-FCN's position-sensitive average pooling): forward and
+// backward (grad_input). Output (k, c, ph, pw) is the mean of bin (ph, pw) of roi k on the one
+// input channel (c * PH + ph) * PW + pw; an empty bin gives 0.
+//
+// As in ps_roi_align, the feature map comes as the 6-D view (x, y, pw, ph, c, n) and the CPU
+// processes the output channels of a bin in blocks (ps_roi_blocks.h); rois (field, k), output
+// (pw, ph, c, k).
+#include "Halide.h"
+#include "ps_roi_blocks.h"
+#include "roi_sampling.h"
+
+using namespace Halide;
+using namespace oplab_halide;
+
+namespace {
+
+// C round (std::round): half away from zero, on a double. Halide's round() is half to even,
+// which would send 2.5 to 2; the fractional part v - trunc(v) is exact, so the test is exact.
+Expr round_half_away(Expr v) {
+  Expr t = trunc(v);
+  return select(abs(v - t) >= f64(0.5), t + select(v < f64(0.0), f64(-1.0), f64(1.0)), t);
+}
+
+// The bins of every roi (SPEC §11, torchvision's kernels): per axis, start = round(a * s),
+// extent = max(round(b * s) - start, 1) (no +1, unlike roi_pool), bin = extent / pooled, and bin
+// p covers [floor(p * bin) + start, ceil((p + 1) * bin) + start) with both ends clamped into
+// [0, size - 1], so the last row and column are never part of a bin. Formed in double with
+// strict IEEE semantics, in the reference's operations (reference/ps_roi_pool.cpp): every
+// bound is then the reference's (a product x * s exactly on n + 0.5 rounds the same way on
+// both sides), and clamped before the conversion to int, so that a box far outside the image
+// cannot overflow it.
+struct PoolBins {
+  Var p{"p"}, k{"k"}, j{"j"};
+  // (j, p, k) -> x start (j = 0), x end (1), y start (2), y end (3) of bin p along that axis.
+  // One int Func: its values are loop bounds (RDom::where), which Halide 14 cannot take from
+  // Tuple elements.
+  Func bounds{"bin_bounds"};
+  Func batch{"batch"};
+
+  void define(const Func& rois, Expr scale, Expr PH, Expr PW, Expr H, Expr W, Expr N) {
+    auto axis_bound = [&](int f0, int f1, Expr pooled, Expr size, bool end) {
+      Expr start = round_half_away(cast<double>(rois(f0, k)) * scale);
+      Expr stop = round_half_away(cast<double>(rois(f1, k)) * scale);
+      Expr bin = max(stop - start, f64(1.0)) / cast<double>(pooled);
+      Expr v = (end ? ceil(cast<double>(p + 1) * bin) : floor(cast<double>(p) * bin)) + start;
+      return cast<int>(strict_float(clamp(v, f64(0.0), cast<double>(size - 1))));
+    };
+    bounds(j, p, k) = select(j == 0, axis_bound(1, 3, PW, W, false), j == 1, axis_bound(1, 3, PW, W, true),
+                             j == 2, axis_bound(2, 4, PH, H, false), axis_bound(2, 4, PH, H, true));
+    batch(k) = clamp(cast<int>(rois(0, k)), 0, N - 1);
+  }
+
+  Expr x0(Expr pw, Expr kk) const { return bounds(0, pw, kk); }
+  Expr x1(Expr pw, Expr kk) const { return bounds(1, pw, kk); }
+  Expr y0(Expr ph, Expr kk) const { return bounds(2, ph, kk); }
+  Expr y1(Expr ph, Expr kk) const { return bounds(3, ph, kk); }
+
+  // Pixels of bin (ph, pw) of roi kk (as float), 0 for an empty bin; formed in double, where
+  // the product of two int extents is exact.
+  Expr area(Expr pw, Expr ph, Expr kk) const {
+    Expr w = max(x1(pw, kk) - x0(pw, kk), 0), h = max(y1(ph, kk) - y0(ph, kk), 0);
+    return cast<float>(cast<double>(w) * cast<double>(h));
+  }
+
+  // The pixels of bin (ph, pw) of roi kk, row-major (x inner) as in the reference: the whole
+  // image, narrowed by the predicate, which Halide turns into the loops' own bounds.
+  RDom bin(Expr pw, Expr ph, Expr kk, Expr W, Expr H, const std::string& name) const {
+    RDom r(0, W, 0, H, name);
+    r.where(r.x >= x0(pw, kk) && r.x < x1(pw, kk) && r.y >= y0(ph, kk) && r.y < y1(ph, kk));
+    return r;
+  }
+
+  // The bounds of every roi up front (small), shared by every channel.
+  void schedule_cpu() { bounds.compute_root().bound(j, 0, 4).unroll(j); }
+
+  // On the GPU, a small kernel of their own, read by the main kernel from device memory.
+  void schedule_gpu() {
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    bounds.compute_root().bound(j, 0, 4).unroll(j).fuse(p, k, t).gpu_tile(t, tb, ti, 64, TailStrategy::GuardWithIf);
+  }
+};
+
+class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
+ public:
+  Input<Buffer<float>> input{"input", 6};  // (x, y, pw, ph, c, n)
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<double> spatial_scale{"spatial_scale"};
+  Output<Buffer<float>> output{"output", 4};
+
+  Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, cl{"cl"}, cb{"cb"};
+  PoolBins b;
+  Func acc{"acc"}, res{"res"};
+  ChannelBlocked blk;
+  RDom r;
+
+  void generate() {
+    const int lanes = ps_channel_lanes(get_target());
+    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), PW = input.dim(2).extent(),
+         PH = input.dim(3).extent(), Co = input.dim(4).extent(), N = input.dim(5).extent();
+    b.define(rois, spatial_scale, PH, PW, H, W, N);
+    blk = ps_channel_blocked(input, Co, lanes);
+    r = b.bin(pw, ph, k, W, H, "r");
+    acc(cl, k, pw, ph, cb) = 0.0f;
+    acc(cl, k, pw, ph, cb) += blk(cl, r.x, r.y, cb, pw, ph, b.batch(k));
+    Expr area = b.area(pw, ph, k);
+    res(cl, k, pw, ph, cb) = select(area > 0.0f, acc(cl, k, pw, ph, cb) / area, 0.0f);
+    output(pw, ph, c, k) = res(c % lanes, k, pw, ph, c / lanes);
+  }
+
+  void schedule() {
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
+    if (get_target().has_gpu_feature())
+      schedule_roi_forward_gpu(output, acc, b);
+    else
+      schedule_ps_forward_cpu(output, res, acc, r, blk, b, input.dim(0).extent());
+  }
+};
+
+// grad_input: gout(k, c, ph, pw) / area to every pixel of bin (ph, pw) of roi k in plane
+// (pw, ph, c) of image batch(k), rois in order, pixels row-major.
+//  * CPU: into the gradient in channel blocks, a task per (bin, block), race-free, then
+//    transposed out (ps_roi_blocks.h).
+//  * GPU: straight into grad_input with atomic adds, one thread per bin (a 2-D block of
+//    pw x ph), one block per (channel, roi): the bins of overlapping rois share pixels.
+class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
+ public:
+  Input<Buffer<float>> input{"input", 6};  // its shape only (never read, never copied to a GPU)
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<Buffer<float>> grad_output{"grad_output", 4};
+  Input<double> spatial_scale{"spatial_scale"};
+  Output<Buffer<float>> grad_input{"grad_input", 6};  // (x, y, pw, ph, c, n)
+
+  Var x{"x"}, y{"y"}, pw{"pw"}, ph{"ph"}, c{"c"}, n{"n"}, k{"k"}, cl{"cl"}, cb{"cb"};
+  PoolBins b;
+  Func target{"target"}, gblk{"gblk"}, goutb{"goutb"};
+  RDom r;
+  bool cpu = true;
+
+  void generate() {
+    cpu = !get_target().has_gpu_feature();
+    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), PW = input.dim(2).extent(),
+         PH = input.dim(3).extent(), Co = input.dim(4).extent(), N = input.dim(5).extent(),
+         K = grad_output.dim(3).extent();
+    b.define(rois, spatial_scale, PH, PW, H, W, N);
+    // The area of a bin that is scattered at all is >= 1.
+    Expr area = max(b.area(pw, ph, k), 1.0f);
+    // r: pixel x (innermost), y, then roi k; the bin is the plane's own (pw, ph).
+    r = RDom({{0, W}, {0, H}, {0, K}}, "r");
+    r.where(r[0] >= b.x0(pw, r[2]) && r[0] < b.x1(pw, r[2]) && r[1] >= b.y0(ph, r[2]) && r[1] < b.y1(ph, r[2]));
+    if (cpu) {
+      // gout / area of lane cl of block cb (lanes past the last channel read the last channel;
+      // their sums are discarded).
+      goutb(cl, k, pw, ph, cb) = grad_output(pw, ph, min(cb * kPsLanes + cl, Co - 1), k) / area;
+      gblk(cl, x, y, n, pw, ph, cb) = 0.0f;
+      gblk(cl, r[0], r[1], b.batch(r[2]), pw, ph, cb) += goutb(cl, r[2], pw, ph, cb);
+      grad_input(x, y, pw, ph, c, n) = gblk(c % kPsLanes, x, y, n, pw, ph, c / kPsLanes);
+    } else {
+      // What a bin adds to each of its pixels, and where (its image). Realised where it is
+      // scattered so that the atomic update's store and its implicit load index with the same
+      // loaded values (else Halide 14 falls back to a compare-and-swap loop).
+      target(pw, ph, c, k) = Tuple(b.batch(k), grad_output(pw, ph, c, k) / area);
+      Tuple t = target(pw, ph, c, r[2]);
+      grad_input(x, y, pw, ph, c, n) = 0.0f;
+      grad_input(r[0], r[1], pw, ph, c, t[0]) += t[1];
+    }
+  }
+
+  void schedule() {
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
+    if (cpu) {
+      b.schedule_cpu();
+      schedule_ps_scatter_cpu(grad_input, gblk, goutb, r, 2, false, input.dim(0).extent(), input.dim(4).extent());
+      return;
+    }
+    Var t{"t"}, tb{"tb"}, ti{"ti"};
+    grad_input.fuse(x, y, t).fuse(t, pw, t).fuse(t, ph, t).fuse(t, c, t).fuse(t, n, t);
+    grad_input.gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
+    grad_input.update().atomic().reorder(r[0], r[1], pw, ph, c, r[2]).gpu_threads(pw, ph).gpu_blocks(c, r[2]);
+    target.compute_at(grad_input, pw);
+    b.schedule_gpu();
+  }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(PsRoiPoolForward, ps_roi_pool_forward)
+HALIDE_REGISTER_GENERATOR(PsRoiPoolBackward, ps_roi_pool_backward)

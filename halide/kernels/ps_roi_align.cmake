@@ -1,0 +1,4 @@
+# ps_roi_align: forward and backward kernels.
+oplab_halide_generator(ps_roi_align.generator generators/ps_roi_align_generator.cpp)
+oplab_halide_kernel(ps_roi_align_fwd ps_roi_align.generator ps_roi_align_forward)
+oplab_halide_kernel(ps_roi_align_bwd ps_roi_align.generator ps_roi_align_backward SCATTER)

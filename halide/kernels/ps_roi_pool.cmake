@@ -1,0 +1,4 @@
+# ps_roi_pool: forward and backward kernels.
+oplab_halide_generator(ps_roi_pool.generator generators/ps_roi_pool_generator.cpp)
+oplab_halide_kernel(ps_roi_pool_fwd ps_roi_pool.generator ps_roi_pool_forward)
+oplab_halide_kernel(ps_roi_pool_bwd ps_roi_pool.generator ps_roi_pool_backward SCATTER)
