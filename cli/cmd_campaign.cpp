@@ -127,6 +127,15 @@ int run_campaign(const Options& opt) {
         records.back()["accuracy"] = accuracy.to_json();
         records.back()["bound_multiple"] = compare::kDefaultBoundMultiple;
         records.back().erase("rtol");
+        std::cout << "    boundary flips: " << accuracy.flip_summary() << '\n';
+        // More flips than the op's stated budget is a finding: a kernel that takes decisions
+        // the other way more often than its rounding explains (compare/flip_rule.h).
+        if (accuracy.over_flip_budget()) {
+          ++failures;
+          tally.add(b, named);
+          records.back()["finding"] = "boundary flips over budget";
+          std::cout << "  FLIPS OVER BUDGET " << op << " on " << b->name() << '\n';
+        }
       }
     }
   }

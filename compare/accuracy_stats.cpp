@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "compare/op_compare.h"
 
@@ -10,10 +11,16 @@ namespace oplab::compare {
 void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
   if (o.kind != FloatOutcome::Pass && o.kind != FloatOutcome::Flip) return;
   ++cases_;
+  flip_budget_ = o.flip_budget;
+  rule_ = o.rule;
   // A flipped case is counted, not measured: its flipped elements are off by a discrete
   // decision, not by rounding, and would swamp the metrics of everything else.
   if (o.kind == FloatOutcome::Flip) {
     ++flips_;
+    for (size_t k = 0; k < kFlipKinds; ++k) {
+      flip_elements_[k] += o.flips[k];
+      if (o.flips[k]) ++flip_cases_[k];
+    }
     return;
   }
   worst_ratio_ = std::max(worst_ratio_, o.worst_ratio);
@@ -47,6 +54,18 @@ void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
   if (driving_.size() < 2000) driving_.emplace_back(d.value, case_worst);
 }
 
+std::string AccuracyStats::flip_summary() const {
+  std::ostringstream os;
+  os << flips_ << " of " << cases_ << " cases (budget " << flip_budget_ * 100 << "%, " << flip_rule_name(rule_) << ")";
+  const char* sep = ": ";
+  for (size_t k = 0; k < kFlipKinds; ++k)
+    if (flip_cases_[k]) {
+      os << sep << flip_kind_name(FlipKind(k)) << " " << flip_cases_[k];
+      sep = ", ";
+    }
+  return os.str();
+}
+
 json AccuracyStats::to_json() const {
   json heat = json::array();
   for (int y = 0; y < kHeat; ++y) {
@@ -59,9 +78,19 @@ json AccuracyStats::to_json() const {
   }
   json driving = json::array();
   for (const auto& [p, r] : driving_) driving.push_back({p, r});
+  json kinds = json::object(), kind_elements = json::object();
+  for (size_t k = 0; k < kFlipKinds; ++k) {
+    kinds[flip_kind_name(FlipKind(k))] = flip_cases_[k];
+    kind_elements[flip_kind_name(FlipKind(k))] = flip_elements_[k];
+  }
   return json{{"cases", cases_},
               {"elements", elements_},
               {"boundary_flips", flips_},
+              {"boundary_flips_by_kind", kinds},
+              {"flipped_elements_by_kind", kind_elements},
+              {"flip_rule", flip_rule_name(rule_)},
+              {"flip_budget", flip_budget_},
+              {"flips_over_budget", over_flip_budget()},
               {"worst_error_over_bound", worst_ratio_},
               {"max_abs", max_abs_},
               {"max_rel", max_rel_},

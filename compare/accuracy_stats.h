@@ -1,8 +1,10 @@
 #pragma once
 // What a report shows about a float32 backend's accuracy on one op, accumulated over cases:
-// the SPEC §9 metrics, a ULP histogram, error against the driving parameter, and a heatmap
-// of error over the output plane (borders against interior).
+// the SPEC §9 metrics, a ULP histogram, error against the driving parameter, a heatmap
+// of error over the output plane (borders against interior), and the boundary flips per
+// decision kind against the op x backend's flip budget (compare/flip_rule.h).
 #include <array>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,8 +22,23 @@ class AccuracyStats {
   void add(const Case& c, const FloatOutcome& o);
   json to_json() const;
 
+  int64_t cases() const { return cases_; }
+  int64_t flipped_cases() const { return flips_; }
+  // Cases with at least one flip of that kind, and flipped elements of that kind.
+  int64_t flipped_cases(FlipKind k) const { return flip_cases_[size_t(k)]; }
+  int64_t flipped_elements(FlipKind k) const { return flip_elements_[size_t(k)]; }
+  double flip_budget() const { return flip_budget_; }
+  // More flipped cases than the budget allows, ceil(budget x cases): a finding, not a pass.
+  // Rounded up so that a short campaign of a budgeted op may still show one flip.
+  bool over_flip_budget() const { return double(flips_) > std::ceil(flip_budget_ * double(cases_)); }
+  // "12 of 300 cases (budget 5%): range cut-off 10, floor 2", for logs and test messages.
+  std::string flip_summary() const;
+
  private:
   int64_t cases_ = 0, flips_ = 0, elements_ = 0;
+  std::array<int64_t, kFlipKinds> flip_cases_{}, flip_elements_{};
+  double flip_budget_ = 0;
+  FlipRule rule_ = FlipRule::KernelRounding;
   double worst_ratio_ = 0, max_abs_ = 0, max_rel_ = 0, max_abs_small_ = 0, diff1_ = 0, diff2_ = 0, max_ulp_ = 0;
   std::array<int64_t, kUlpBuckets> ulp_hist_{};
   std::string driving_name_;

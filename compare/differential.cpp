@@ -72,6 +72,17 @@ double compare_part(const std::map<std::string, Tensor>& want, const std::map<st
 
 }  // namespace
 
+Equivalent divergence_equivalent(const Case& c, const std::vector<Divergence>& divergences) {
+  Equivalent eq{c, {}};
+  for (const auto& d : divergences)
+    if (d.peer_equivalent)
+      if (auto e = d.peer_equivalent(eq.c)) {
+        eq.c = *e;
+        eq.names += (eq.names.empty() ? "" : "+") + d.name;
+      }
+  return eq;
+}
+
 Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Tolerance& tol,
                         const std::vector<Divergence>& divergences) {
   return compare_on_case(ref, other, c, tol, divergences, [](Backend& b, const Case& x) { return evaluate(b, x); });
@@ -114,14 +125,9 @@ Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Toler
   // Try the known divergences: apply every one that affects this case, then ask whether the
   // reference on that equivalent case reproduces the other backend. Forward and backward are
   // judged apart: a peer may take a shortcut in one direction only.
-  Case equivalent = c;
-  std::string names;
-  for (const auto& d : divergences)
-    if (d.peer_equivalent)
-      if (auto e = d.peer_equivalent(equivalent)) {
-        equivalent = *e;
-        names += (names.empty() ? "" : "+") + d.name;
-      }
+  const Equivalent eq = divergence_equivalent(c, divergences);
+  const Case& equivalent = eq.c;
+  const std::string& names = eq.names;
   if (!names.empty()) {
     try {
       const Result alt = eval(ref, equivalent);

@@ -30,6 +30,15 @@ struct Outcome {
   double max_rel = 0;      // worst |e - r| / (|r| + floor) over all tensors
 };
 
+// The case on which the reference computes what a backend with these divergences computes:
+// every divergence that applies, each applied to the previous one's equivalent (several may
+// touch one case). names: theirs, joined by "+"; empty when none applies.
+struct Equivalent {
+  Case c;
+  std::string names;
+};
+Equivalent divergence_equivalent(const Case& c, const std::vector<Divergence>& divergences);
+
 // Runs `ref` and `other` on `c` and compares. `divergences` lists what `other` is known
 // to do differently; each is tried (together) when the plain comparison fails.
 Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Tolerance& tol,

@@ -106,16 +106,24 @@ Case float_rounded_case(const Case& c) {
   return f;
 }
 
-FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple) {
-  FloatOutcome o;
+namespace {
+
+// ---- step 1: evaluate
+
+// The reference, its magnitude case (the A of every bound) and the backend. False, with the
+// outcome set to Error or Unsupported, when either side cannot be evaluated.
+struct Sides {
   Result want, got, mag;
+};
+
+bool evaluate_sides(Backend& ref, Backend& backend, const Case& c, Sides& s, FloatOutcome& o) {
   try {
-    want = evaluate(ref, c);
-    mag = evaluate(ref, magnitude_case(c));
-    if (has_coordinate_grads(c) && mag.grads.count("offset")) {
+    s.want = evaluate(ref, c);
+    s.mag = evaluate(ref, magnitude_case(c));
+    if (has_coordinate_grads(c) && s.mag.grads.count("offset")) {
       // Coordinate gradients: the largest of the three magnitude estimates (each a lower
       // estimate of the sum of |terms|; the alternating ones are exact for a single sample).
-      Tensor& a = mag.grads.at("offset");
+      Tensor& a = s.mag.grads.at("offset");
       for (int alt : {1, 2}) {
         const Result r = evaluate(ref, magnitude_case(c, alt));
         const Tensor& b = r.grads.at("offset");
@@ -125,101 +133,189 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
   } catch (const std::exception& e) {
     o.kind = FloatOutcome::Error;
     o.detail = std::string("ref: ") + e.what();
-    return o;
+    return false;
   }
   try {
-    got = evaluate(backend, c);
+    s.got = evaluate(backend, c);
   } catch (const Unsupported& e) {
     o.kind = FloatOutcome::Unsupported;
     o.detail = e.what();
-    return o;
+    return false;
   } catch (const std::exception& e) {
     o.kind = FloatOutcome::Error;
     o.detail = e.what();
-    return o;
+    return false;
+  }
+  return true;
+}
+
+// ---- step 2: the bound of every element
+
+// B_i = multiple * kappa * (A_i + 1e-3 max A) for the elements of one tensor.
+struct TensorBound {
+  double multiple = kDefaultBoundMultiple, kappa = 0, amax = 0;
+  double at(double a) const { return multiple * kappa * (std::fabs(a) + 1e-3 * amax) + 1e-30; }
+};
+
+TensorBound tensor_bound(const Case& c, const std::string& key, const Tensor& want, const Tensor& mag, double n_fwd,
+                         double C, double multiple) {
+  TensorBound b;
+  b.multiple = multiple;
+  // Gradients sum over every output that reads an element: scale n by the fan-in.
+  double n = n_fwd;
+  if (key.rfind("grads.", 0) == 0 && c.grad_output && !want.data.empty())
+    n = n_fwd * (double(c.grad_output->numel()) / double(want.numel()) + 1) * 4;
+  b.kappa = kU * (n + 2 * C);
+  for (double v : mag.data)
+    if (std::isfinite(v)) b.amax = std::max(b.amax, std::fabs(v));
+  return b;
+}
+
+bool within(double r, double e, double bound) { return same_class(r, e) && (!std::isfinite(r) || std::fabs(e - r) <= bound); }
+
+// ---- step 3: the flip search
+
+// The reference on the alternatives the backend's flip rule admits, computed on the first
+// failing element, each with the kind of decision it moves (named on first use).
+class FlipSearch {
+ public:
+  FlipSearch(Backend& ref, const Case& c, FlipRule rule) : ref_(ref), c_(c), rule_(rule) {}
+
+  // The kind of decision that explains element i of `key` at value e, or nullptr. On the
+  // other side of a decision the element's magnitude may be larger than on this one (a
+  // cut-off side reads 0): the bound grows by the alternative's own value.
+  const FlipKind* explain(const std::string& key, size_t i, double e, double bound, const TensorBound& tb) {
+    prepare();
+    for (Alternative& a : alts_) {
+      const Tensor* t = find(a.result, key);
+      if (!t) continue;
+      const double ra = t->data[i];
+      if (!within(ra, e, bound + tb.multiple * tb.kappa * std::fabs(ra))) continue;
+      if (!a.named) {
+        a.kind = flip_kind_between(c_, decisions(), a.c);
+        a.named = true;
+      }
+      return &a.kind;
+    }
+    return nullptr;
   }
 
-  const double n_fwd = op_compare(c.op).forward_terms(c), C = coordinate_scale(c);
-  // Candidate references for the flip check: float-rounded inputs, then coordinates nudged
-  // by a few ulps either way. Computed only when an element fails.
-  std::vector<Result> alternatives;
-  bool alternatives_ready = false;
-  auto ensure_alternatives = [&] {
-    if (alternatives_ready) return;
-    alternatives_ready = true;
-    const Case fr = float_rounded_case(c);
-    alternatives.push_back(evaluate(ref, fr));
+ private:
+  struct Alternative {
+    Case c;
+    Result result;
+    bool named = false;
+    FlipKind kind = FlipKind::InputRounding;
+  };
+
+  void prepare() {
+    if (ready_) return;
+    ready_ = true;
+    const Case fr = float_rounded_case(c_);
+    add(fr);
+    if (rule_ != FlipRule::NearbyCoordinates) return;
     for (double rel : {4 * kU, 32 * kU})
       for (double sa : {1.0, -1.0})
         for (double sb : {1.0, -1.0})
-          for (double end_sign : {1.0, -1.0}) {
-            try {
-              alternatives.push_back(evaluate(ref, nudged_case(fr, sa * rel, sb * rel, end_sign)));
-            } catch (const std::exception&) {  // a nudge that makes the case invalid proves nothing
-            }
-          }
-  };
+          for (double end_sign : {1.0, -1.0}) add(nudged_case(fr, sa * rel, sb * rel, end_sign));
+  }
 
+  void add(const Case& alt) {
+    try {
+      alts_.push_back({alt, evaluate(ref_, alt)});
+    } catch (const std::exception&) {  // a nudge that makes the case invalid proves nothing
+    }
+  }
+
+  const Decisions& decisions() {
+    if (!decided_) decisions_ = decisions_of(c_);
+    decided_ = true;
+    return decisions_;
+  }
+
+  Backend& ref_;
+  const Case& c_;
+  FlipRule rule_;
+  bool ready_ = false, decided_ = false;
+  std::vector<Alternative> alts_;
+  Decisions decisions_;
+};
+
+// ---- step 4: the tie range
+
+// roi_align max: near-tied samples whose order float32 rounding may swap. An element of
+// grad_input is explained if it lies within the range the choice of winners allows (the op's
+// tie_range, computed on first use).
+class TieRange {
+ public:
+  TieRange(const Case& c, double tolerance) : c_(c), tolerance_(tolerance) {}
+
+  bool explains(const std::string& key, size_t i, double e, double bound) {
+    if (key != "grads.input" || !std::isfinite(e) || !op_compare(c_.op).tie_range) return false;
+    if (!ready_) {
+      ready_ = true;
+      has_ties_ = op_compare(c_.op).tie_range(c_, tolerance_, lo_, hi_);
+    }
+    return has_ties_ && e >= lo_.data[i] - bound && e <= hi_.data[i] + bound;
+  }
+
+ private:
+  const Case& c_;
+  double tolerance_;
+  bool ready_ = false, has_ties_ = false;
+  Tensor lo_, hi_;
+};
+
+// The forward output's SPEC §9 metrics and per-element ratio and ULP distance, for reports.
+void start_output_record(FloatOutcome& o, const Tensor& want, const Tensor& got) {
+  o.output_metrics = measure(want, got, Dtype::F32, 1e-6);
+  o.output_shape = want.shape;
+  o.output_ratio.assign(want.data.size(), NAN);
+  o.output_ulp.assign(want.data.size(), NAN);
+}
+
+}  // namespace
+
+FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple) {
+  FloatOutcome o;
+  o.rule = flip_rule(backend);
+  o.flip_budget = flip_budget(c.op, backend);
+  Sides s;
+  if (!evaluate_sides(ref, backend, c, s, o)) return o;
+
+  const double n_fwd = op_compare(c.op).forward_terms(c), C = coordinate_scale(c);
+  FlipSearch flips(ref, c, o.rule);
+  TieRange ties(c, multiple * kU * (n_fwd + 2 * C));
   bool flipped = false;
-  bool tie_range_ready = false, has_ties = false;
-  Tensor tie_lo, tie_hi;
-  for (const auto& [key, w] : all_tensors(want).list) {
-    const Tensor* g = find(got, key);
-    const Tensor* a = find(mag, key);
+  for (const auto& [key, w] : all_tensors(s.want).list) {
+    const Tensor* g = find(s.got, key);
     if (!g || g->shape != w->shape) {
       o.kind = FloatOutcome::Fail;
       o.detail = key + (g ? ": shape " + shape_str(g->shape) + " != " + shape_str(w->shape) : " missing");
       return o;
     }
-    // Gradients sum over every output that reads an element: scale n by the fan-in.
-    double n = n_fwd;
-    if (key.rfind("grads.", 0) == 0 && c.grad_output && !w->data.empty())
-      n = n_fwd * (double(c.grad_output->numel()) / double(w->numel()) + 1) * 4;
-    const double kappa = kU * (n + 2 * C);
+    const Tensor& a = *find(s.mag, key);
+    const TensorBound tb = tensor_bound(c, key, *w, a, n_fwd, C, multiple);
     const bool is_output = key == "outputs.output";
-    if (is_output) {
-      o.output_metrics = measure(*w, *g, Dtype::F32, 1e-6);
-      o.output_shape = w->shape;
-      o.output_ratio.assign(w->data.size(), NAN);
-      o.output_ulp.assign(w->data.size(), NAN);
-    }
-    double amax = 0;
-    for (double v : a->data)
-      if (std::isfinite(v)) amax = std::max(amax, std::fabs(v));
+    if (is_output) start_output_record(o, *w, *g);
     for (size_t i = 0; i < w->data.size(); ++i) {
       const double r = w->data[i], e = g->data[i];
-      const double bound = multiple * kappa * (std::fabs(a->data[i]) + 1e-3 * amax) + 1e-30;
-      const bool ok = same_class(r, e) && (!std::isfinite(r) || std::fabs(e - r) <= bound);
+      const double bound = tb.at(a.data[i]);
       if (is_output && std::isfinite(r) && std::isfinite(e)) {
         o.output_ratio[i] = std::fabs(e - r) / (bound / multiple);
         o.output_ulp[i] = ulp_distance(r, e, Dtype::F32);
       }
-      if (ok) {
+      if (within(r, e, bound)) {
         if (std::isfinite(r)) o.worst_ratio = std::max(o.worst_ratio, std::fabs(e - r) / (bound / multiple));
         continue;
       }
-      // A discrete decision taken the other way by float32?
-      ensure_alternatives();
-      bool explained = false;
-      for (const Result& alt : alternatives) {
-        const Tensor* t = find(alt, key);
-        if (!t) continue;
-        const double ra = t->data[i];
-        // On the other side of the decision the element's magnitude may be larger than on
-        // this one (a cut-off side reads 0): the bound grows by the alternative's own value.
-        const double alt_bound = bound + multiple * kappa * std::fabs(ra);
-        if (same_class(ra, e) && (!std::isfinite(ra) || std::fabs(e - ra) <= alt_bound)) explained = true;
+      if (const FlipKind* k = flips.explain(key, i, e, bound, tb)) {
+        ++o.flips[size_t(*k)];
+        flipped = true;
+        continue;
       }
-      // roi_align max: near-tied samples whose order float32 rounding may swap. The element
-      // is explained if it lies within the range the choice of winners allows.
-      if (!explained && key == "grads.input" && std::isfinite(e) && op_compare(c.op).tie_range) {
-        if (!tie_range_ready) {
-          tie_range_ready = true;
-          has_ties = op_compare(c.op).tie_range(c, multiple * kU * (n_fwd + 2 * C), tie_lo, tie_hi);
-        }
-        if (has_ties) explained = e >= tie_lo.data[i] - bound && e <= tie_hi.data[i] + bound;
-      }
-      if (explained) {
+      if (ties.explains(key, i, e, bound)) {
+        ++o.flips[size_t(FlipKind::MaxWinnerTie)];
         flipped = true;
         continue;
       }

@@ -15,17 +15,21 @@
 //   feature maps alternate sign by row / by column, which add the two pixels' magnitudes.
 // A backend passes a case when every element is within `multiple` x B_i.
 //
-// Boundary flips: where an element fails, the reference is re-run with the case's coordinates
-// (rois, offsets, scale factors) nudged by a few float32 ulps either way; if the backend then
-// agrees, the element lies on a discrete decision (a floor, a round, a range cut-off, a max
-// winner, an adaptive grid size) that float32 legitimately took the other way. Such cases are
-// counted and reported as flips, never as passes. roi_align max: float32 may also pick another
-// winner among near-tied samples; an element within the reference's range over those choices
-// (ref::roi_align_max_grad_range) is a flip as well.
+// Boundary flips: where an element fails, the reference is re-run on alternatives of the case
+// that take a discrete decision (a floor, a round, a range cut-off, a max winner, an adaptive
+// grid size) the way float32 may have taken it; if the backend then agrees, the element is a
+// flip. Which alternatives count is the backend's flip rule (compare/flip_rule.h): for the
+// Halide kernels' precision only the float32-rounded case (with the op's kernel rounding), for
+// a backend of undeclared precision also the coordinates (rois, offsets, scale factors) nudged
+// by a few float32 ulps either way. roi_align max: float32 may also pick another winner among
+// near-tied samples; an element within the reference's range over those choices
+// (ref::roi_align_max_grad_range) is a flip as well. Flips are counted per decision kind and
+// reported, never as passes, and each op x backend has a budget of them (compare/flip_rule.h).
+#include <array>
 #include <string>
-
 #include <vector>
 
+#include "compare/flip_rule.h"
 #include "core/backend.h"
 #include "core/metrics.h"
 
@@ -43,16 +47,21 @@ struct FloatOutcome {
   std::vector<double> output_ratio;
   std::vector<double> output_ulp;  // float32 ULP distance per element (NaN where not finite)
   Shape output_shape;
+  // Flipped elements per decision kind (indexed by FlipKind), the rule that admitted them, and
+  // the op x backend budget of flipped cases (a fraction of cases, compare/flip_rule.h).
+  std::array<int64_t, kFlipKinds> flips{};
+  FlipRule rule = FlipRule::KernelRounding;
+  double flip_budget = 0;
 };
 const char* float_outcome_name(FloatOutcome::Kind k);
 
 FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c,
                                    double multiple = kDefaultBoundMultiple);
 
-// The case as a float32 kernel sees it: every input rounded to float32 and, for
-// deform_conv2d, every finite offset moved so that tap + offset is float(tap) + float(offset),
-// the sampling point the kernels form. The reference on it decides floors and cut-offs the
-// kernel's way (compare_float_backend's flip search uses it).
+// The case as a float32 kernel sees it: every input rounded to float32, then what the op's
+// kernels round beyond their inputs (OpCompare::kernel_rounding: deform_conv2d's sampling
+// point float(tap) + float(offset), roi_pool's corners x * s in float32). The reference on it
+// decides floors and cut-offs the kernel's way (compare_float_backend's flip search uses it).
 Case float_rounded_case(const Case& c);
 
 }  // namespace oplab::compare

@@ -1,9 +1,10 @@
-// What the ops' comparison traits share: nudging boxes and offsets, the RoI ops' grid terms
-// and driving parameter.
+// What the ops' comparison traits share: nudging boxes and offsets, the RoI ops' grid terms,
+// sample decisions and driving parameter.
 #include <algorithm>
 #include <cmath>
 
 #include "compare/op_compare.h"
+#include "reference/roi_geometry.h"
 
 namespace oplab::compare {
 
@@ -22,6 +23,16 @@ void nudge_offset(Case& c, double ra, double rb) {
   // Channel parity separates the two axes in both layouts ([N, 2DK, Ho, Wo] and [K, 2, PH, PW]).
   const int64_t plane = t.rank() == 4 ? t.dim(2) * t.dim(3) : 1, channels = t.rank() >= 2 ? t.dim(1) : 1;
   for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = nudged(t.data[i], ((int64_t(i) / plane) % channels) % 2 ? ra : rb);
+}
+
+void roi_axis_decisions(Decisions& d, double bin_start, double bin, int64_t g, int64_t size) {
+  for (int64_t i = 0; i < std::min(g, kMaxLoggedGrid); ++i) {
+    const double v = ref::roi_sample(bin_start, bin, i, g);
+    // The rule's own tests (reference/roi_bilinear.h), written so that NaN is out of range.
+    const bool in_range = v >= -1.0 && v <= double(size);
+    d.add(FlipKind::RangeCutoff, in_range);
+    if (in_range) d.add(FlipKind::Floor, std::min(int64_t(std::floor(std::max(v, 0.0))), size - 1));
+  }
 }
 
 DrivingParameter longest_box_side(const Case& c) {

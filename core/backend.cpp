@@ -9,10 +9,10 @@ namespace oplab {
 Shape validate_case(const Case& c) { return op_desc(c.op).validate(c); }
 
 Result evaluate(Backend& backend, const Case& c) {
-  validate_case(c);
+  const ValidParams vp = op_desc(c.op).parse(c);
   if (auto why = backend.unavailable_reason()) throw BackendUnavailable(backend.name() + ": " + *why);
   if (auto why = backend.unsupported_reason(c)) throw Unsupported(backend.name() + ": " + *why);
-  Result r = backend.run(c);
+  Result r = backend.run(c, vp);
   r.op = c.op;
   r.backend = backend.name();
   return r;

@@ -9,6 +9,7 @@
 
 #include "core/case.h"
 #include "core/divergence.h"
+#include "core/op_desc.h"
 
 namespace oplab {
 
@@ -32,8 +33,11 @@ class Backend {
   virtual std::optional<std::string> unavailable_reason() const { return std::nullopt; }
   // Empty when this backend can evaluate the (already validated) case; otherwise why not.
   virtual std::optional<std::string> unsupported_reason(const Case& c) const { return std::nullopt; }
-  // Evaluate a validated, supported case.
-  virtual Result run(const Case& c) = 0;
+  // Evaluate a validated, supported case; `vp` holds its typed params (the op's *Params of
+  // core/params.h, read with vp.as<P>()) and output shape, from the one validation evaluate() did.
+  virtual Result run(const Case& c, const ValidParams& vp) = 0;
+  // Validates `c` and runs it (evaluate() without its availability and support checks).
+  Result run(const Case& c) { return run(c, op_desc(c.op).parse(c)); }
   // True when the backend already evaluates in a process of its own (the torchvision bridge):
   // the fuzz campaign then need not, and must not, fork around it (fuzz/isolate.h).
   virtual bool out_of_process() const { return false; }
@@ -44,6 +48,12 @@ class Backend {
   // True for float32 kernels: they are judged by the per-element error bound of SPEC §9
   // (compare/float_compare.h), not by double-precision agreement.
   virtual bool is_float32() const { return false; }
+  // For a float32 backend: true when it forms boxes, bins, grids and sample positions from its
+  // float32 inputs with the reference's double operations, rounding in float32 only where its
+  // op's comparison traits emulate it (the Halide kernels). A sample exactly on a cut-off is
+  // then decided as the reference decides it, and only that rounding may explain a boundary
+  // flip (compare/flip_rule.h); false leaves the backend's rounding undeclared.
+  virtual bool geometry_as_reference() const { return false; }
   virtual BackendRole role() const { return BackendRole::Implementation; }
   // What this backend is known to do differently from SPEC, each proven on its equivalent
   // case (core/divergence.h). A disagreement one of them explains is not a failure.

@@ -1,7 +1,8 @@
 #pragma once
-// One description per op: its inputs (required/optional, differentiable) and validation that returns the op's typed parameters and output shape. Each op
-// registers its description from its own file in core/ops/ (OpRegistrar); checks, generators
-// and reports iterate over all_ops() and never name an op themselves.
+// One description per op: its inputs (required/optional, differentiable, coordinates) and
+// validation that returns the op's typed parameters and output shape. Each op registers its
+// description from its own file in core/ops/ (OpRegistrar); checks, generators and reports
+// iterate over all_ops() and never name an op themselves.
 #include <any>
 #include <functional>
 #include <string>

@@ -159,6 +159,17 @@ std::vector<Mutation> roi_mutations() {
   };
 }
 
+std::vector<Mutation> ps_roi_mutations() {
+  std::vector<Mutation> m = roi_mutations();
+  m.push_back([](Case& c) {  // C = 4 Co + 1 channels: never a multiple of PH * PW = 4
+    Shape s = c.in("input").shape;
+    s[1] = 4 * s[1] + 1;
+    c.inputs["input"] = Tensor(s, 0.5);
+    c.params["output_size"] = json{2, 2};
+  });
+  return m;
+}
+
 // ---- features ----
 
 void classify_coord(double v, int64_t len, const char* axis, std::set<std::string>& f) {

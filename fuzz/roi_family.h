@@ -30,6 +30,9 @@ int64_t pick_sampling_ratio();  // fixed grids 1-3 and adaptive (0, -1)
 // coordinate, spatial_scale <= 0, a bad or missing output_size.
 std::vector<Mutation> roi_mutations();
 
+// roi_mutations, and C not a multiple of PH * PW (the position-sensitive ops).
+std::vector<Mutation> ps_roi_mutations();
+
 // The sizes every RoI case has, for the feature functions.
 struct RoiFrame {
   int64_t N, C, H, W, K, PH, PW;

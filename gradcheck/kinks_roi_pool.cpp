@@ -9,34 +9,15 @@
 
 #include "core/params.h"
 #include "gradcheck/kinks_ops.h"
+#include "reference/pool_geometry.h"
 
 namespace oplab::gradcheck {
 
 namespace {
 
-struct Bin {
-  int64_t n = 0, hs = 0, he = 0, ws = 0, we = 0;
-};
-
-// Bin bounds as the reference computes them: C round of the roi, inclusive end, bins of
-// rh/PH pixels with floor/ceil edges, clamped into the image.
-void bounds(int64_t idx, double bin, double start, int64_t size, int64_t& lo, int64_t& hi) {
-  const double l = std::floor(double(idx) * bin) + start;
-  const double h = std::ceil(double(idx + 1) * bin) + start;
-  lo = int64_t(std::min(std::max(l, 0.0), double(size)));
-  hi = int64_t(std::min(std::max(h, 0.0), double(size)));
-}
-
-Bin bin_of(const RoiPoolParams& p, const Tensor& rois, int64_t r, int64_t ph, int64_t pw) {
-  Bin b;
-  b.n = int64_t(rois.at(r, 0));
-  const double s = p.spatial_scale;
-  const double xs = std::round(rois.at(r, 1) * s), ys = std::round(rois.at(r, 2) * s);
-  const double xe = std::round(rois.at(r, 3) * s), ye = std::round(rois.at(r, 4) * s);
-  const double rw = std::max(xe - xs + 1.0, 1.0), rh = std::max(ye - ys + 1.0, 1.0);
-  bounds(ph, rh / double(p.PH), ys, p.H, b.hs, b.he);
-  bounds(pw, rw / double(p.PW), xs, p.W, b.ws, b.we);
-  return b;
+// Bins exactly as the reference takes them (reference/pool_geometry.h).
+ref::PoolBin bin_of(const RoiPoolParams& p, const Tensor& rois, int64_t r, int64_t ph, int64_t pw) {
+  return ref::pool_bin(rois, r, p.spatial_scale, ref::kRoiPoolBox, p.PH, p.PW, ph, pw, p.H, p.W);
 }
 
 // Calls f(base, winner, competitors...) for every plane of every bin: flat pixel indices.
@@ -45,7 +26,7 @@ void for_each_bin(const RoiPoolParams& p, const Tensor& input, const Tensor& roi
   for (int64_t r = 0; r < p.K; ++r)
     for (int64_t ph = 0; ph < p.PH; ++ph)
       for (int64_t pw = 0; pw < p.PW; ++pw) {
-        const Bin b = bin_of(p, rois, r, ph, pw);
+        const ref::PoolBin b = bin_of(p, rois, r, ph, pw);
         for (int64_t c = 0; c < p.C; ++c) {
           const int64_t base = (b.n * p.C + c) * p.H * p.W;
           int64_t w = -1;

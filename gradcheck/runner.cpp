@@ -1,9 +1,12 @@
 #include "gradcheck/runner.h"
 
+#include <map>
 #include <optional>
+#include <set>
 
 #include "core/op_desc.h"
 #include "compare/differential.h"
+#include "fuzz/features.h"
 #include "fuzz/generators.h"
 #include "gradcheck/adjoint.h"
 #include "gradcheck/aim.h"
@@ -38,20 +41,41 @@ bool numeric_method(const std::string& m) {
   return m == "fd-projection" || m == "fd-jacobian" || m == "adjoint" || m == "one-sided";
 }
 
+// The case's geometry (coordinates, params, shapes) with every value input and the
+// grad_output replaced by distinct positive values (no ties, nothing cancels).
+Case with_distinct_values(const Case& c) {
+  Case v = c;
+  auto ramp = [](Tensor& t) {
+    const double n = double(t.numel()) + 1.0;
+    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = 1.0 + double(i + 1) / n;
+  };
+  for (const InputSpec& in : op_desc(c.op).inputs)
+    if (!in.coordinate && v.has(in.name)) ramp(v.inputs.at(in.name));
+  if (v.grad_output) ramp(*v.grad_output);
+  return v;
+}
+
 // Failures of the numeric checks of one case, re-judged: a float32 backend on a case with a
 // boundary flip (eval.h) is "explained"; a backend whose disagreement with the
 // reference on this case is a proven named divergence (compare/differential.h) has its
 // forward/backward pair inconsistent by that divergence, not by a bug of its own.
+// Both are looked for on the case, then on its geometry with distinct values: a case whose
+// values are all zero (a constant draw) agrees with the reference whatever bins a backend chose,
+// while the one-hot directions of the finite differences still see the other bin.
 void rejudge(const CheckContext& ctx, Backend& ref, const Case& c, const std::vector<Divergence>& known,
              std::vector<CheckRecord>& recs, size_t from) {
   bool any = false;
   for (size_t i = from; i < recs.size(); ++i) any |= recs[i].failed() && numeric_method(recs[i].method);
   if (!any) return;
-  const bool fragile = ctx.precision == Precision::F32 && boundary_flip(ref, *ctx.backend, c);
+  bool fragile = false;
   std::string divergence;
-  if (!known.empty()) {
-    const compare::Outcome o = compare::compare_on_case(ref, *ctx.backend, c, compare::Tolerance{}, known);
-    if (o.verdict == compare::Verdict::NamedDivergence) divergence = o.divergence;
+  for (const Case& x : {c, with_distinct_values(c)}) {
+    fragile = ctx.precision == Precision::F32 && boundary_flip(ref, *ctx.backend, x);
+    if (!known.empty()) {
+      const compare::Outcome o = compare::compare_on_case(ref, *ctx.backend, x, compare::Tolerance{}, known);
+      if (o.verdict == compare::Verdict::NamedDivergence) divergence = o.divergence;
+    }
+    if (fragile || !divergence.empty()) break;
   }
   for (size_t i = from; i < recs.size(); ++i) {
     CheckRecord& r = recs[i];
@@ -180,26 +204,69 @@ bool has_empty_tensor(const Case& c) {
   return c.grad_output && c.grad_output->numel() == 0;
 }
 
+}  // namespace
+
 // The fuzz generators draw empty tensors (N = 0, K = 0) about one case in eight: right for
 // fuzzing, but a finite difference has nothing to say about them. Keep one empty case in ten
-// (the structural checks still see them) and fill the rest with cases that have data, from
-// the same deterministic sample drawn longer.
+// (the structural checks still see them).
+//
+// A plain prefix of the sample is mostly small cases (RapidCheck's size ramps up from 0, so the
+// first cases have extents of 1 and outputs of 1) and misses whole modes: 30 cases of
+// interpolate had no bicubic case with weights between pixels. So the cases are chosen from a
+// longer deterministic sample of the same generator by the edge situations they exercise
+// (fuzz::case_features), greedily: in round r, the case that brings the most features seen
+// fewer than r times so far, the earliest of the sample on ties; a round ends when no case
+// brings any. Round 1 covers every feature the sample reaches, later rounds spread the
+// remaining cases over the features instead of over the small sizes. Cases with data are
+// chosen first, then the empty ones (for N = 0, K = 0, H = 0 alone), so that the quota is not
+// spent on an empty case for a feature a case with data has too.
 std::vector<Case> gradcheck_cases(const std::string& op, int n, uint64_t seed) {
+  constexpr int kPoolFactor = 8;
   const int empty_quota = n / 10;
-  std::vector<Case> pool = fuzz::sample_cases(op, 2 * n, seed), picked;
+  std::vector<Case> pool = fuzz::sample_cases(op, kPoolFactor * n, seed);
+  std::vector<std::set<std::string>> features;
+  std::vector<bool> empty;
+  for (const Case& c : pool) features.push_back(fuzz::case_features(c)), empty.push_back(has_empty_tensor(c));
+  std::vector<bool> taken(pool.size(), false);
+  std::map<std::string, int> seen;  // feature -> picked cases that have it
+  int picked = 0;
+  auto take = [&](size_t i) {
+    taken[i] = true;
+    ++picked;
+    for (const std::string& f : features[i]) ++seen[f];
+  };
+  // Greedy rounds over the cases whose emptiness is `empties`, until `limit` cases are picked.
+  auto greedy = [&](bool empties, int limit) {
+    for (int round = 1; picked < limit && round <= n; ++round)
+      while (picked < limit) {
+        size_t best = pool.size();
+        int best_gain = 0;
+        for (size_t i = 0; i < pool.size(); ++i) {
+          if (taken[i] || empty[i] != empties) continue;
+          int gain = 0;
+          for (const std::string& f : features[i]) gain += seen[f] < round;
+          if (gain > best_gain) best = i, best_gain = gain;
+        }
+        if (best == pool.size()) break;  // nothing new at this round
+        take(best);
+      }
+  };
+  greedy(false, n - empty_quota);
+  greedy(true, std::min(n, picked + empty_quota));
+  // A sample too uniform to fill n by features (a single feature everywhere) is filled in
+  // sample order, as before: cases with data, then empty ones within the quota.
   int empties = 0;
-  for (Case& c : pool) {
-    if (int(picked.size()) == n) break;
-    if (has_empty_tensor(c)) {
-      if (empties >= empty_quota) continue;
-      ++empties;
-    }
-    picked.push_back(std::move(c));
-  }
-  return picked;
+  for (size_t i = 0; i < pool.size(); ++i) empties += taken[i] && empty[i];
+  for (size_t i = 0; i < pool.size() && picked < n; ++i)
+    if (!taken[i] && !empty[i]) take(i);
+  for (size_t i = 0; i < pool.size() && picked < n && empties < empty_quota; ++i)
+    if (!taken[i] && empty[i]) take(i), ++empties;
+  // In sample order: the case numbers of the records follow the seed's sample.
+  std::vector<Case> out;
+  for (size_t i = 0; i < pool.size(); ++i)
+    if (taken[i]) out.push_back(std::move(pool[i]));
+  return out;
 }
-
-}  // namespace
 
 std::vector<CheckRecord> check_op(Backend& backend, Backend& ref, const std::string& op, int n_cases,
                                   const Options& opt, const std::vector<Divergence>& known) {

@@ -32,7 +32,11 @@ std::vector<CheckRecord> check_cases(Backend& backend, Backend& ref, const std::
                                      const Options& opt, const std::vector<Divergence>& known = {},
                                      int64_t first_index = 0);
 
-// The fixed-seed sample of fuzz::sample_cases(op, n, seed), checked.
+// The `n` cases of `op` that check_op checks: drawn deterministically from the fuzz generator
+// (fuzz::sample_cases) with `seed`.
+std::vector<Case> gradcheck_cases(const std::string& op, int n, uint64_t seed);
+
+// The fixed-seed sample of gradcheck_cases(op, n, seed), checked.
 std::vector<CheckRecord> check_op(Backend& backend, Backend& ref, const std::string& op, int n_cases,
                                   const Options& opt, const std::vector<Divergence>& known = {});
 

@@ -47,7 +47,16 @@ CheckRecord float32_record(const CheckContext& ctx, const Case& c) {
   const compare::FloatOutcome o = compare::compare_float_backend(*ctx.ref, *ctx.backend, c);
   rec.error = o.worst_ratio;
   rec.detail = o.detail;
-  rec.extra = {{"precision", "float32"}, {"policy", "SPEC 9 per-element bound (compare/float_compare.h)"}};
+  rec.extra = {{"precision", "float32"}, {"policy", "SPEC 9 per-element bound (compare/float_compare.h)"},
+               {"flip_rule", compare::flip_rule_name(o.rule)}};
+  // "explained" means a boundary flip the backend's own rounding can take (compare/flip_rule.h):
+  // for the Halide kernels' precision, the float32-rounded case or a max tie, never a nudge.
+  if (o.kind == compare::FloatOutcome::Flip) {
+    json kinds = json::object();
+    for (size_t k = 0; k < compare::kFlipKinds; ++k)
+      if (o.flips[k]) kinds[compare::flip_kind_name(compare::FlipKind(k))] = o.flips[k];
+    rec.extra["flips_by_kind"] = kinds;
+  }
   switch (o.kind) {
     case compare::FloatOutcome::Pass: rec.verdict = verdict::kPass; break;
     case compare::FloatOutcome::Flip: rec.verdict = verdict::kExplained; break;
@@ -83,16 +92,14 @@ std::vector<CheckRecord> vs_ref(const CheckContext& ctx, const Case& c, const Re
       rec.verdict = verdict::kFail;
       rec.detail = cmp.where;
       // A named divergence counts only when the reference on its equivalent case reproduces
-      // the backend: the name is proven, as in the differential suite.
-      for (const Divergence& d : known) {
-        if (!d.peer_equivalent) continue;
-        const auto eq = d.peer_equivalent(c);
-        if (!eq) continue;
-        const Result alt = evaluate(*ctx.ref, *eq);
+      // the backend: the name is proven, as in the differential suite (every divergence that
+      // applies, together: compare/differential.h).
+      const compare::Equivalent eq = compare::divergence_equivalent(c, known);
+      if (!eq.names.empty()) {
+        const Result alt = evaluate(*ctx.ref, eq.c);
         if (alt.grads.count(name) && compare(name, alt.grads.at(name), it->second, tol).worst <= tol.rtol) {
           rec.verdict = verdict::kDivergence;
-          rec.detail = d.name + ": " + rec.detail;
-          break;
+          rec.detail = eq.names + ": " + rec.detail;
         }
       }
     }

@@ -42,14 +42,15 @@ class HalideBackend : public Backend {
     return op->unsupported ? op->unsupported(c) : std::nullopt;
   }
   bool is_float32() const override { return true; }
+  bool geometry_as_reference() const override { return true; }  // strict_float, the reference's operations
   bool slow_start() const override { return device_ == HalideDevice::OpenCL; }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     const HalideOp* op = find_halide_op(c.op);
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);
     if (auto why = device_unavailable_reason(device_)) throw BackendUnavailable(name() + ": " + *why);
     if (device_ == HalideDevice::OpenCL)
       if (auto why = opencl_started_before_fork()) throw BackendUnavailable(name() + ": " + *why);
-    return op->run(c, device_);
+    return op->run(c, vp, device_);
   }
 
  private:
@@ -204,7 +205,7 @@ void set_halide_threads(int n) { halide_set_num_threads(n); }
 std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, bool backward) {
   const halide_glue::HalideOp* op = halide_glue::find_halide_op(c.op);
   if (!op || !op->prepare) return {};
-  return op->prepare(c, device, backward);
+  return op->prepare(c, op_desc(c.op).parse(c), device, backward);
 }
 
 std::unique_ptr<Backend> make_halide_backend(HalideDevice device) { return std::make_unique<HalideBackend>(device); }

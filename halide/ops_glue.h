@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/case.h"
+#include "core/op_desc.h"
 #include "halide/halide_backend.h"
 
 namespace oplab::halide_glue {
@@ -15,12 +16,12 @@ namespace oplab::halide_glue {
 struct HalideOp {
   std::string op;
   // Evaluates a validated case (forward, and backward when it has grad_output).
-  Result (*run)(const Case& c, HalideDevice device) = nullptr;
+  Result (*run)(const Case& c, const ValidParams& vp, HalideDevice device) = nullptr;
   // Why this valid case cannot be evaluated by these kernels (e.g. a mode not built), or empty.
   std::optional<std::string> (*unsupported)(const Case& c) = nullptr;
   // For the benchmark: converts the case to float32 buffers once and returns a call of the
   // kernels alone (the forward, or the whole backward when `backward`). Optional.
-  std::function<void()> (*prepare)(const Case& c, HalideDevice device, bool backward) = nullptr;
+  std::function<void()> (*prepare)(const Case& c, const ValidParams& vp, HalideDevice device, bool backward) = nullptr;
 };
 
 struct HalideOpRegistrar {
@@ -42,23 +43,23 @@ F pick_kernel(HalideDevice device, F cpu, F cuda, F opencl) {
 }
 #define OPLAB_KERNEL(NAME, DEVICE) ::oplab::halide_glue::pick_kernel(DEVICE, NAME##_cpu, NAME##_cuda, NAME##_opencl)
 
-// Every op's glue is a call object built from a validated case (its tensors converted to
+// Every op's glue is a call object built from a validated case and its typed params (its tensors converted to
 // float32 buffers once) with forward(), backward() (a no-op without grad_output), sync(bool
 // backward) (waits for the GPU; a no-op on the CPU), before_timed_backward() (the untimed
 // work a timed backward needs, e.g. roi_pool's argmax from the forward) and result(). These
 // two give HalideOp::run and HalideOp::prepare from it.
 template <class Call>
-Result run_call(const Case& c, HalideDevice device) {
-  Call call(c, device);
+Result run_call(const Case& c, const ValidParams& vp, HalideDevice device) {
+  Call call(c, vp, device);
   call.forward();
   call.backward();
   return call.result();
 }
 
 template <class Call>
-std::function<void()> prepare_call(const Case& c, HalideDevice device, bool backward) {
+std::function<void()> prepare_call(const Case& c, const ValidParams& vp, HalideDevice device, bool backward) {
   if (backward && !c.grad_output) return {};
-  auto call = std::make_shared<Call>(c, device);
+  auto call = std::make_shared<Call>(c, vp, device);
   if (backward) call->before_timed_backward();
   return [call, backward] {
     if (backward)

@@ -44,6 +44,59 @@ std::optional<Case> interp_shortcut_equivalent(const Case& c, bool same_size) {
   return e;
 }
 
+// PyTorch's CPU nearest and nearest-exact forward on float64 input, in its generic kernel,
+// computes the scale (in/out or 1/sf) and the source position dst * scale ((dst + 0.5) *
+// scale) in double, its opmath type, and floors the position with floorf, which first rounds
+// it to float32. The generic kernel runs for 1-D input, and for 2-D and 3-D input that is not
+// also channels-last contiguous (C > 1; with C == 1 a channels-last kernel runs). Every other
+// nearest kernel -- those, the backward, any float32 input -- takes the float32 scale and
+// product of SPEC §6, as the reference does. The two differ where the product lies within a
+// float32 rounding of an integer: 2 -> 82 reads index 1 at dst 41 on float64 input, 0 on
+// float32 (fuzz/ops/interpolate_nearest.h draws such axes; on every axis of its tables the 1-D
+// float64 forward is this rule and the float32 one SPEC's). The equivalent case hands the
+// reference the input gathered at this rule's indices, read back by nearest with out == in on
+// every axis (scale 1, the identity); only the forward is claimed, the backward keeps SPEC's.
+std::optional<Case> interp_nearest_double_equivalent(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  if (p.mode != InterpMode::Nearest && p.mode != InterpMode::NearestExact) return std::nullopt;
+  if (p.axes.size() > 1 && p.C == 1) return std::nullopt;  // the channels-last kernel: float32
+  const bool exact = p.mode == InterpMode::NearestExact;
+  // Padded to three axes (D, H, W) with single-pixel leading axes.
+  std::vector<InterpAxis> axes(3 - p.axes.size(), InterpAxis{1, 1, std::nullopt});
+  axes.insert(axes.end(), p.axes.begin(), p.axes.end());
+  std::vector<std::vector<int64_t>> src(3);
+  bool differs = false;
+  for (size_t i = 0; i < 3; ++i) {
+    const InterpAxis& a = axes[i];
+    const float scale = interp_nearest_scale(a);
+    const double scale_d = a.scale_factor ? 1.0 / *a.scale_factor : double(a.in) / double(a.out);
+    for (int64_t dst = 0; dst < a.out; ++dst) {
+      const double pos_d = exact ? (double(dst) + 0.5) * scale_d : double(dst) * scale_d;
+      src[i].push_back(std::min(int64_t(std::floor(float(pos_d))), a.in - 1));
+      const float pos = exact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
+      differs |= src[i].back() != std::min(int64_t(std::floor(pos)), a.in - 1);
+    }
+  }
+  if (!differs) return std::nullopt;
+  const Tensor& x = c.in("input");
+  const int64_t planes = p.N * p.C, in_plane = axes[0].in * axes[1].in * axes[2].in;
+  Tensor gathered(p.output_shape());
+  size_t k = 0;
+  for (int64_t n = 0; n < planes; ++n)
+    for (int64_t d = 0; d < axes[0].out; ++d)
+      for (int64_t h = 0; h < axes[1].out; ++h)
+        for (int64_t w = 0; w < axes[2].out; ++w)
+          gathered.data[k++] =
+              x.data[size_t(n * in_plane + (src[0][size_t(d)] * axes[1].in + src[1][size_t(h)]) * axes[2].in + src[2][size_t(w)])];
+  json size = json::array();
+  for (const InterpAxis& a : p.axes) size.push_back(a.out);
+  Case e = c;
+  e.params = json{{"mode", "nearest"}, {"size", size}};
+  e.inputs.at("input") = gathered;
+  return e;
+}
+
 // torchvision's CPU roi_align sizes a buffer by gh*gw*PH*PW; with aligned=True, a reversed
 // box and the adaptive grid, one of gh = ceil(rh/PH), gw = ceil(rw/PW) can be negative and
 // the other positive, and the negative size makes it raise instead of returning 0.
@@ -197,6 +250,12 @@ const std::vector<Divergence>& torchvision_divergences() {
       {"interp-nearest-2x-shift",
        "PyTorch CPU nearest with out == 2*in uses dst >> 1, ignoring scale_factor",
        [](const Case& c) { return interp_shortcut_equivalent(c, false); }, nullptr},
+      // After the shortcuts, which need the case's own scale factor.
+      {"interp-nearest-float64-index",
+       "PyTorch CPU nearest / nearest-exact forward on float64 input (1-D, or C > 1) computes the scale and the source "
+       "position in double and rounds the position to float32 before the floor; SPEC (and the backward) computes both in "
+       "float32",
+       interp_nearest_double_equivalent, nullptr},
       {"roi_align-negative-grid-raises",
        "torchvision CPU roi_align raises (buffer of negative size) for an aligned reversed box whose adaptive grid has gh*gw < 0; the spec gives 0",
        nullptr, roi_align_negative_grid},

@@ -311,7 +311,7 @@ class TorchvisionBackend : public Backend {
     return j;
   }
 
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto why = unavailable_locked()) throw BackendUnavailable("torchvision: " + *why);
 

@@ -238,8 +238,8 @@ DeformConvGrads deform_conv2d_backward(const DeformConvParams& p, const Tensor& 
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c) {
-  const auto p = parse_deform_conv2d(c);
+Result run(const Case& c, const ValidParams& vp) {
+  const auto& p = vp.as<DeformConvParams>();
   const Tensor *mask = c.opt("mask"), *bias = c.opt("bias");
   Result r;
   r.outputs["output"] = deform_conv2d_forward(p, c.in("input"), c.in("offset"), c.in("weight"), mask, bias);

@@ -114,8 +114,8 @@ DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const 
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c) {
-  const auto p = parse_deform_roi_pool(c);
+Result run(const Case& c, const ValidParams& vp) {
+  const auto& p = vp.as<DeformRoiPoolParams>();
   const Tensor* offset = c.opt("offset");
   Result r;
   r.outputs["output"] = deform_roi_pool_forward(p, c.in("input"), c.in("rois"), offset);

@@ -189,8 +189,8 @@ Tensor interpolate_backward(const InterpParams& p, const Tensor& input, const Te
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c) {
-  const auto p = parse_interpolate(c);
+Result run(const Case& c, const ValidParams& vp) {
+  const auto& p = vp.as<InterpParams>();
   Result r;
   r.outputs["output"] = interpolate_forward(p, c.in("input"));
   if (c.grad_output) r.grads["input"] = interpolate_backward(p, c.in("input"), *c.grad_output);

@@ -70,8 +70,8 @@ Tensor ps_roi_align_backward(const PsRoiParams& p, const Tensor& input, const Te
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c) {
-  const auto p = parse_ps_roi_align(c);
+Result run(const Case& c, const ValidParams& vp) {
+  const auto& p = vp.as<PsRoiParams>();
   Result r;
   r.outputs["output"] = ps_roi_align_forward(p, c.in("input"), c.in("rois"));
   if (c.grad_output) r.grads["input"] = ps_roi_align_backward(p, c.in("input"), c.in("rois"), *c.grad_output);

@@ -9,7 +9,7 @@ class RefBackend : public Backend {
  public:
   std::string name() const override { return "ref"; }
   std::string description() const override { return "naive double-precision reference (the spec in code)"; }
-  Result run(const Case& c) override { return OpTraits<RefOp>::of(c.op).run(c); }
+  Result run(const Case& c, const ValidParams& vp) override { return OpTraits<RefOp>::of(c.op).run(c, vp); }
 };
 
 }  // namespace

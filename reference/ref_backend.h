@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "core/backend.h"
+#include "core/op_desc.h"
 #include "core/op_traits.h"
 
 namespace oplab {
@@ -11,7 +12,7 @@ std::unique_ptr<Backend> make_ref_backend();
 // How the reference evaluates one op: registered next to the op's reference (reference/<op>.cpp).
 struct RefOp {
   static constexpr const char* kLayer = "reference";
-  Result (*run)(const Case&) = nullptr;
+  Result (*run)(const Case&, const ValidParams&) = nullptr;
 };
 using RefOpRegistrar = OpTraits<RefOp>::Registrar;
 }  // namespace oplab

@@ -183,8 +183,8 @@ void roi_align_max_grad_range(const RoiAlignParams& p, const Tensor& input, cons
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c) {
-  const auto p = parse_roi_align(c);
+Result run(const Case& c, const ValidParams& vp) {
+  const auto& p = vp.as<RoiAlignParams>();
   Result r;
   r.outputs["output"] = roi_align_forward(p, c.in("input"), c.in("rois"));
   if (c.grad_output) r.grads["input"] = roi_align_backward(p, c.in("input"), c.in("rois"), *c.grad_output);

@@ -5,45 +5,15 @@
 #include <cstdint>
 #include <limits>
 
+#include "reference/pool_geometry.h"
 #include "reference/ref_backend.h"
 #include "reference/reference.h"
 
 namespace oplab::ref {
 namespace {
 
-// One bin of one roi: the half-open pixel rectangle [hs, he) x [ws, we) of image n.
-struct PoolBin {
-  int64_t n = 0;
-  int64_t hs = 0, he = 0, ws = 0, we = 0;
-  bool empty() const { return he <= hs || we <= ws; }
-};
-
-// Bin bounds: floor(p * bin) + start and ceil((p+1) * bin) + start, clamped to [0, size].
-// Kept in double until clamped, so that a huge box cannot overflow an integer.
-void bin_bounds(int64_t pidx, double bin, double start, int64_t size, int64_t& lo, int64_t& hi) {
-  const double l = std::floor(double(pidx) * bin) + start;
-  const double h = std::ceil(double(pidx + 1) * bin) + start;
-  lo = int64_t(std::min(std::max(l, 0.0), double(size)));
-  hi = int64_t(std::min(std::max(h, 0.0), double(size)));
-}
-
 PoolBin pool_bin(const RoiPoolParams& p, const Tensor& rois, int64_t r, int64_t ph, int64_t pw) {
-  PoolBin b;
-  b.n = int64_t(rois.at(r, 0));  // validated: an integer in [0, N)
-  const double s = p.spatial_scale;
-  // C round: half away from zero (2.5 -> 3; Python's round would give 2, SPEC §8).
-  const double xs = std::round(rois.at(r, 1) * s);
-  const double ys = std::round(rois.at(r, 2) * s);
-  const double xe = std::round(rois.at(r, 3) * s);
-  const double ye = std::round(rois.at(r, 4) * s);
-  // Inclusive end: a box from pixel 3 to pixel 5 is 3 pixels wide; never less than 1.
-  const double rw = std::max(xe - xs + 1.0, 1.0);
-  const double rh = std::max(ye - ys + 1.0, 1.0);
-  const double bin_h = rh / double(p.PH);
-  const double bin_w = rw / double(p.PW);
-  bin_bounds(ph, bin_h, ys, p.H, b.hs, b.he);
-  bin_bounds(pw, bin_w, xs, p.W, b.ws, b.we);
-  return b;
+  return ref::pool_bin(rois, r, p.spatial_scale, kRoiPoolBox, p.PH, p.PW, ph, pw, p.H, p.W);
 }
 
 // Max over the bin, scanned row-major. The winner is the first non-NaN element, replaced
@@ -113,8 +83,8 @@ Tensor roi_pool_backward(const RoiPoolParams& p, const Tensor& input, const Tens
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c) {
-  const auto p = parse_roi_pool(c);
+Result run(const Case& c, const ValidParams& vp) {
+  const auto& p = vp.as<RoiPoolParams>();
   Result r;
   r.outputs["output"] = roi_pool_forward(p, c.in("input"), c.in("rois"));
   if (c.grad_output) r.grads["input"] = roi_pool_backward(p, c.in("input"), c.in("rois"), *c.grad_output);

@@ -18,7 +18,8 @@ class FakeFloatBackend : public Backend {
       : on_case_(std::move(on_case)), on_result_(std::move(on_result)) {}
   std::string name() const override { return "fake-float"; }
   std::string description() const override { return "test double"; }
-  Result run(const Case& c) override {
+  using Backend::run;
+  Result run(const Case& c, const ValidParams&) override {
     Result r = ref_->run(on_case_(c));
     for (auto* m : {&r.outputs, &r.grads})
       for (auto& [k, t] : *m)

@@ -65,13 +65,21 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
 }
 
 // The campaign takes the ops round robin, so a bug of one op is met later as ops are added:
-// interpolate's is its 60-odd-th case, reached after about 440 cases of seven ops.
+// interpolate's is its 60-odd-th case, reached after about 440 cases of seven ops. Nearest's
+// float32 index is drawn on purpose (fuzz/ops/interpolate_nearest.h): its bug falls at the
+// 20-odd-th interpolate case, after about 160 cases (6-7 s), and shrinks to nearest 2 -> 82.
+// The two float32 bugs are caught by the flip rule (compare/flip_rule.h): half-to-even rounding
+// at the 3rd roi_pool case (16 cases, under 1 s); the far-edge cut-off needs a sample exactly
+// on y == H, met at the 50th roi_align case (346 cases, 9 to 15 s on two busy cores).
 INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
                          ::testing::Values(SeededBug{"bug-roialign-count0-nan", "roi_align", 10},
                                            SeededBug{"bug-roialign-aligned-clamp-bwd", "roi_align", 10},
                                            SeededBug{"bug-bilinear-neg-band", "roi_align", 10},
                                            SeededBug{"bug-interp-size1-scale0", "interpolate", 20},
-                                           SeededBug{"bug-drp-swapped-offsets", "deform_roi_pool", 10}),
+                                           SeededBug{"bug-drp-swapped-offsets", "deform_roi_pool", 10},
+                                           SeededBug{"bug-interp-nearest-double", "interpolate", 15},
+                                           SeededBug{"bug-roialign-end-cutoff", "roi_align", 25},
+                                           SeededBug{"bug-roipool-half-even", "roi_pool", 5}),
                          [](const auto& info) {
                            std::string s = info.param.backend;
                            std::replace(s.begin(), s.end(), '-', '_');

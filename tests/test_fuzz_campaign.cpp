@@ -88,7 +88,7 @@ class Fragile : public Backend {
  public:
   std::string name() const override { return "fragile"; }
   std::string description() const override { return "segfaults on 2-D, hangs on 1-D interpolate"; }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     const int rank = c.in("input").rank();
     if (rank == 4) std::raise(SIGSEGV);
     if (rank == 3)

@@ -33,7 +33,7 @@ class Defective : public Backend {
       : name_(std::move(name)), defect_(std::move(defect)) {}
   std::string name() const override { return name_; }
   std::string description() const override { return "ref with a defect, for the property tests"; }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     Result r = ref_->run(c);
     defect_(c, r);
     return r;
@@ -223,7 +223,7 @@ class Dying : public Backend {
   explicit Dying(How how) : how_(how) {}
   std::string name() const override { return "dying"; }
   std::string description() const override { return "dies"; }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     switch (how_) {
       case Segfault: std::raise(SIGSEGV); break;
       case Hang: for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -293,7 +293,7 @@ class SlowStarter : public Backend {
   std::string name() const override { return "slow-starter"; }
   std::string description() const override { return "reports its process"; }
   bool slow_start() const override { return true; }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     const double first = c.in("input").data.empty() ? 0 : c.in("input").data[0];
     if (first == 13) std::raise(SIGSEGV);
     if (first == 14)

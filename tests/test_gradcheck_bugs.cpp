@@ -140,7 +140,7 @@ class Mutant : public Backend {
       : name_(std::move(name)), mutate_(std::move(mutate)) {}
   std::string name() const override { return name_; }
   std::string description() const override { return "test mutant of ref"; }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     Result r = ref_->run(c);
     if (c.grad_output) mutate_(c, r);
     return r;

@@ -71,7 +71,7 @@ class OffsetGradReplaced : public Backend {
   OffsetGradReplaced(Backend& b, Tensor g) : b_(b), g_(std::move(g)) {}
   std::string name() const override { return b_.name(); }
   std::string description() const override { return b_.description(); }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     Result r = b_.run(c);
     if (r.grads.count("offset")) r.grads["offset"] = g_;
     return r;

@@ -35,11 +35,11 @@ class BugDrpSwappedOffsets : public Backend {
     if (c.op != "deform_roi_pool") return std::string("a seeded deform_roi_pool bug only");
     return std::nullopt;
   }
-  Result run(const Case& c) override {
-    if (!c.has("offset")) return ref_->run(c);
+  Result run(const Case& c, const ValidParams& vp) override {
+    if (!c.has("offset")) return ref_->run(c, vp);
     Case swapped = c;
     swapped.inputs["offset"] = swap_channels(c.in("offset"));
-    Result r = ref_->run(swapped);
+    Result r = ref_->run(swapped, vp);  // same shapes and params
     if (r.grads.count("offset")) r.grads["offset"] = swap_channels(r.grads.at("offset"));
     return r;
   }

@@ -30,8 +30,8 @@ class BugInterpSize1Scale0 : public Backend {
     if (c.op != "interpolate") return std::string("a seeded interpolate bug only");
     return std::nullopt;
   }
-  Result run(const Case& c) override {
-    InterpParams p = parse_interpolate(c);
+  Result run(const Case& c, const ValidParams& vp) override {
+    InterpParams p = vp.as<InterpParams>();
     const bool scaled = p.mode == InterpMode::Linear || p.mode == InterpMode::Bilinear ||
                         p.mode == InterpMode::Bicubic || p.mode == InterpMode::Trilinear;
     if (scaled && !p.align_corners)

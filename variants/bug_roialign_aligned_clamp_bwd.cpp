@@ -23,10 +23,10 @@ class BugRoiAlignAlignedClampBwd : public Backend {
     if (c.op != "roi_align") return std::string("a seeded roi_align bug only");
     return std::nullopt;
   }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     variants::RoiAlignRules rules;
     rules.clamp_inverted_in_backward = true;
-    return variants::roi_align_with_rules(c, rules);
+    return variants::roi_align_with_rules(c, vp.as<RoiAlignParams>(), rules);
   }
 };
 

@@ -24,10 +24,10 @@ class BugRoiAlignCount0Nan : public Backend {
     if (c.op != "roi_align") return std::string("a seeded roi_align bug only");
     return std::nullopt;
   }
-  Result run(const Case& c) override {
+  Result run(const Case& c, const ValidParams& vp) override {
     variants::RoiAlignRules rules;
     rules.count_without_max = true;
-    return variants::roi_align_with_rules(c, rules);
+    return variants::roi_align_with_rules(c, vp.as<RoiAlignParams>(), rules);
   }
 };
 

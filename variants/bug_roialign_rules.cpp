@@ -72,9 +72,8 @@ Tensor backward(const RoiAlignParams& p, const Tensor& rois, const Tensor& grad_
 
 }  // namespace
 
-Result roi_align_with_rules(const Case& c, const RoiAlignRules& rules) {
-  const RoiAlignParams p = parse_roi_align(c);
-  if (p.mode != PoolMode::Avg) return make_ref_backend()->run(c);
+Result roi_align_with_rules(const Case& c, const RoiAlignParams& p, const RoiAlignRules& rules) {
+  if (p.mode != PoolMode::Avg) return make_ref_backend()->run(c, ValidParams{p, p.output_shape()});
   Result r;
   r.outputs["output"] = forward(p, c.in("input"), c.in("rois"), rules);
   if (c.grad_output) r.grads["input"] = backward(p, c.in("rois"), *c.grad_output, rules);

@@ -4,6 +4,7 @@
 // reference's own machinery (reference/roi_bilinear.h: the bilinear rule, its scatter, the
 // adaptive grid); only the rule a bug got wrong is switched.
 #include "core/case.h"
+#include "core/params.h"
 
 namespace oplab::variants {
 
@@ -19,6 +20,6 @@ struct RoiAlignRules {
 
 // roi_align avg forward, and backward when the case has grad_output, under `rules`.
 // Max mode is evaluated by the reference unchanged.
-Result roi_align_with_rules(const Case& c, const RoiAlignRules& rules);
+Result roi_align_with_rules(const Case& c, const RoiAlignParams& p, const RoiAlignRules& rules);
 
 }  // namespace oplab::variants

@@ -102,8 +102,8 @@ class Dcn4uiiurz1Backend : public Backend {
     return std::nullopt;
   }
 
-  Result run(const Case& c) override {
-    const auto p = parse_deform_conv2d(c);
+  Result run(const Case& c, const ValidParams& vp) override {
+    const auto& p = vp.as<DeformConvParams>();
     const Tensor& X = c.in("input");
     const Tensor& off = c.in("offset");
     const Tensor& Wt = c.in("weight");

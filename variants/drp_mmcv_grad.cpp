@@ -24,8 +24,7 @@ namespace oplab {
 namespace {
 
 // d(output)/d(offset) with mmcv's formula, for the case's grad_output.
-Tensor mmcv_grad_offset(const Case& c) {
-  const DeformRoiPoolParams p = parse_deform_roi_pool(c);
+Tensor mmcv_grad_offset(const Case& c, const DeformRoiPoolParams& p) {
   const Tensor& input = c.in("input");
   const Tensor& rois = c.in("rois");
   const Tensor& offset = c.in("offset");
@@ -77,9 +76,9 @@ class DrpMmcvGrad : public Backend {
     if (c.op != "deform_roi_pool") return std::string("a study of mmcv's DeformRoIPool offset gradient only");
     return std::nullopt;
   }
-  Result run(const Case& c) override {
-    Result r = ref_->run(c);
-    if (c.grad_output && c.has("offset")) r.grads["offset"] = mmcv_grad_offset(c);
+  Result run(const Case& c, const ValidParams& vp) override {
+    Result r = ref_->run(c, vp);
+    if (c.grad_output && c.has("offset")) r.grads["offset"] = mmcv_grad_offset(c, vp.as<DeformRoiPoolParams>());
     return r;
   }
 

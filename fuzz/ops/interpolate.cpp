@@ -2,41 +2,61 @@
 // per axis), recompute_scale_factor, align_corners; scale factors that are non-integer, < 1,
 // or put in*sf within 1e-13 of an integer (the output size's floor on a knife edge); output
 // sizes that divide the input (nearest and nearest-exact land on .5 ties and lattice points)
-// or are 1; odd and prime input sizes.
+// or are 1; odd and prime input sizes; for nearest and nearest-exact, axes where the float32
+// source index differs from the double one (fuzz/ops/interpolate_nearest.h).
 #include <cmath>
 
 #include "core/params.h"
 #include "fuzz/case_edit.h"
 #include "fuzz/gen_values.h"
 #include "fuzz/op_fuzz.h"
+#include "fuzz/ops/interpolate_nearest.h"
 
 namespace oplab::fuzz {
 
 namespace {
 
-// A scale factor for an axis of length `in`.
-double pick_scale_factor(int64_t in) {
-  switch (pick_one<int>({{5, 0}, {2, 1}, {2, 2}})) {
+// One axis of a nearest mode whose float32 index differs from the double one: its input size
+// replaces the axis' extent. Listed last among the choices below, so shrinking leaves it for a
+// plain axis when the failure does not need it, and within the table it shrinks to in = 2.
+const NearestF32Axis& pick_f32_axis(const std::vector<NearestF32Axis>& table) {
+  return table[*weighted_index(std::vector<int>(table.size(), 1))];
+}
+
+// A scale factor for an axis of length `in`; a non-null `f32_table` offers the scale factors
+// whose float32 index differs from the double one (and sets `took` when one is drawn).
+double pick_scale_factor(int64_t& in, const std::vector<NearestF32Axis>* f32_table, bool& took) {
+  switch (pick_one<int>({{5, 0}, {2, 1}, {2, 2}, {f32_table ? 2 : 0, 3}})) {
     case 0:
       return pick_of<double>({2.0, 0.5, 1.5, 2.1, 3.0, 1.0, 1.1, 0.3, 1.0 / 3.0, 0.75, 3.7, 1.25});
     case 1: {  // in*sf within a hair of an integer: the floor of the output size is on a knife edge
       const double target = double(pick_dim(1, 3 * in));
       return target / double(in) + pick_one<double>({{1, 0.0}, {1, 1e-13}, {1, -1e-13}});
     }
-    default:  // smooth, between 0.25 and 4
+    case 2:  // smooth, between 0.25 and 4
       return 0.25 + std::abs(pick_real(3.75));
+    default: {
+      const NearestF32Axis& a = pick_f32_axis(*f32_table);
+      in = a.in, took = true;
+      return *a.scale_factor;
+    }
   }
 }
 
-// An output size for an axis of length `in`.
-int64_t pick_size(int64_t in, int nd) {
-  switch (pick_one<int>({{6, 0}, {2, 1}, {1, 2}})) {
+// An output size for an axis of length `in`; `f32_table` and `took` as for pick_scale_factor.
+int64_t pick_size(int64_t& in, int nd, const std::vector<NearestF32Axis>* f32_table, bool& took) {
+  switch (pick_one<int>({{6, 0}, {2, 1}, {1, 2}, {f32_table ? 2 : 0, 3}})) {
     case 0: return pick_dim(1, nd == 3 ? 6 : 12);
     case 1: {  // a divisor or a multiple of the input: nearest's source index lands on ties
       const int64_t k = pick_dim(2, 3);
       return pick_one<int>({{1, 0}, {1, 1}}) ? std::max<int64_t>(1, in / k) : in * k;
     }
-    default: return 1;
+    case 2: return 1;
+    default: {
+      const NearestF32Axis& a = pick_f32_axis(*f32_table);
+      in = a.in, took = true;
+      return a.out;
+    }
   }
 }
 
@@ -58,18 +78,34 @@ rc::Gen<Case> gen() {
     if (interpolating) c.params["align_corners"] = pick_of<json>({json(nullptr), json(false), json(true)});
 
     const bool scalar = *rc::gen::arbitrary<bool>();
+    // nearest and nearest-exact: one axis at most may come from the float32 tables, and then
+    // the sizes or factors stay per axis (a scalar would give every axis that axis' output, up
+    // to 128, and a 3-D case of 128^3).
+    const bool nearest = mode == "nearest" || mode == "nearest-exact", exact = mode == "nearest-exact";
+    bool f32_axis = false;
+    auto offer = [&](const std::vector<NearestF32Axis>& table) { return nearest && !f32_axis ? &table : nullptr; };
     if (pick_one<int>({{1, 0}, {1, 1}}) == 0) {  // size
       json size = json::array();
-      for (int i = 0; i < nd; ++i) size.push_back(pick_size(shape[size_t(2 + i)], nd));
-      c.params["size"] = scalar ? size[0] : size;
+      for (int i = 0; i < nd; ++i) size.push_back(pick_size(shape[size_t(2 + i)], nd, offer(nearest_f32_sizes(exact)), f32_axis));
+      c.params["size"] = scalar && !f32_axis ? size[0] : size;
     } else {  // scale_factor (the output size floor(in*sf) must stay positive)
       json sf = json::array();
       for (int i = 0; i < nd; ++i) {
-        double s = pick_scale_factor(shape[size_t(2 + i)]);
+        double s = pick_scale_factor(shape[size_t(2 + i)], offer(nearest_f32_scale_factors(exact)), f32_axis);
         if (std::floor(double(shape[size_t(2 + i)]) * s) < 1) s = 1.0;
         sf.push_back(s);
       }
-      if (scalar) {
+      // Beside a float32 axis, another axis with out == in or out == 2*in takes its factor
+      // exactly (1 or 2): PyTorch's CPU kernels would take their index shortcuts there whatever
+      // the factor, and on float64 input the peer's two departures on one case could not be
+      // told apart from the reference's (peer/divergences.cpp).
+      if (f32_axis)
+        for (int i = 0; i < nd; ++i) {
+          const int64_t in = shape[size_t(2 + i)], out = int64_t(std::floor(double(in) * sf[size_t(i)].get<double>()));
+          if (out == in) sf[size_t(i)] = 1.0;
+          if (out == 2 * in) sf[size_t(i)] = 2.0;
+        }
+      if (scalar && !f32_axis) {
         double s = sf[0].get<double>();
         for (int i = 0; i < nd; ++i)
           if (std::floor(double(shape[size_t(2 + i)]) * s) < 1) s = 1.0;
@@ -77,7 +113,9 @@ rc::Gen<Case> gen() {
       } else {
         c.params["scale_factor"] = sf;
       }
-      c.params["recompute_scale_factor"] = pick_of<json>({json(nullptr), json(false), json(true)});
+      // recompute=true would replace the table's 1/sf by in/out (which agrees in float32).
+      c.params["recompute_scale_factor"] = f32_axis ? pick_of<json>({json(nullptr), json(false)})
+                                                    : pick_of<json>({json(nullptr), json(false), json(true)});
     }
     c.inputs["input"] = pick_tensor(shape);
     // The output shape comes from the op description (validation computes it).
@@ -139,14 +177,40 @@ void features(const Case& c, std::set<std::string>& f) {
   if (p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact) {
     // Where the source position (float32, as the kernel computes it) is an exact integer:
     // nearest-exact rounds a .5 tie there, nearest floors a lattice point.
+    const bool exact = p.mode == InterpMode::NearestExact;
     for (const InterpAxis& a : p.axes) {
       const float scale = interp_nearest_scale(a);
       for (int64_t dst = 1; dst < a.out; ++dst) {
-        const float pos = p.mode == InterpMode::NearestExact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
+        const float pos = exact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
         if (pos == std::floor(pos) && pos < float(a.in)) f.insert("nearest source index on a tie");
       }
+      if (nearest_index_disagreement(a, exact) >= 0) f.insert("nearest index differs in float32 and double");
     }
   }
+  // The linear and cubic modes' weights only matter where they are not trivial: an axis of one
+  // pixel reads it with weights summing to 1, and align_corners with in == out (scale 1) or
+  // out == 1 (scale 0) reads whole pixels.
+  if (p.mode == InterpMode::Bicubic)
+    for (const InterpAxis& a : p.axes) {
+      const double scale = interp_area_scale(a, p.align_corners);
+      for (int64_t dst = 0; dst < a.out && a.in > 1; ++dst) {
+        const double src = p.align_corners ? scale * double(dst) : scale * (double(dst) + 0.5) - 0.5;
+        if (src != std::floor(src)) {
+          f.insert("bicubic weights between pixels");
+          break;
+        }
+      }
+    }
+  if (p.align_corners)
+    for (const InterpAxis& a : p.axes)
+      if (a.in > 1 && a.out > 1 && a.in != a.out) f.insert("align_corners scale (in-1)/(out-1) not 0 or 1");
+  // Without align_corners an output of one reads the centre (2x2 -> 1x1 bilinear is 2.5, SPEC
+  // §8; older PyTorch used scale 0 and read pixel 0).
+  const bool interpolating = p.mode == InterpMode::Linear || p.mode == InterpMode::Bilinear ||
+                             p.mode == InterpMode::Bicubic || p.mode == InterpMode::Trilinear;
+  if (interpolating && !p.align_corners)
+    for (const InterpAxis& a : p.axes)
+      if (a.in > 1 && a.out == 1) f.insert("linear or cubic axis of several pixels to size 1");
   const json& sfj = c.params.value("scale_factor", json());
   for (size_t i = 0; i < p.axes.size(); ++i) {
     const InterpAxis& a = p.axes[i];

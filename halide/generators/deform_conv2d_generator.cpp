@@ -16,6 +16,9 @@
 // output (ox, oy) of image n): its corners, weights and range flags depend neither on the channel
 // nor on the output channel, so the CPU schedules compute them once per output row (or once
 // per image) and every channel of the offset group reuses them.
+#include <string>
+#include <vector>
+
 #include "Halide.h"
 #include "deform_conv2d_sampling.h"
 
@@ -148,6 +151,27 @@ void estimate(B& b, std::vector<int> ext) {
   Region r;
   for (int e : ext) r.push_back({0, e});
   b.set_estimates(r);
+}
+
+// GPU: one thread per output point (ox, oy) of stage `s`, in tiles of 16 x 8 points, running
+// the loops `inner` (innermost first) itself. The other dimensions `outer` (innermost first)
+// are fused into block x, since grid y and z stop at 65535, which the fused dimension may
+// pass; the tiles' columns and rows are blocks y and z.
+void gpu_point_tiles(Stage s, Var ox, Var oy, const std::vector<VarOrRVar>& inner, const std::vector<Var>& outer) {
+  Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+  std::vector<VarOrRVar> order = inner, tiled = inner;
+  for (Var v : {xi, yi, xo, yo}) order.push_back(v);
+  for (Var v : outer) order.push_back(v);
+  s.split(ox, xo, xi, 16, TailStrategy::GuardWithIf).split(oy, yo, yi, 8, TailStrategy::GuardWithIf).reorder(order);
+  // Named b1, b2, ... as the dimensions join (a GPU kernel is named after its loops).
+  Var fused = outer[0];
+  for (size_t d = 1; d < outer.size(); ++d) {
+    Var b{"b" + std::to_string(d)};
+    s.fuse(fused, outer[d], b);
+    fused = b;
+  }
+  for (VarOrRVar v : {VarOrRVar(xi), VarOrRVar(yi), VarOrRVar(fused), VarOrRVar(xo), VarOrRVar(yo)}) tiled.push_back(v);
+  s.reorder(tiled).gpu_blocks(fused, xo, yo).gpu_threads(xi, yi);
 }
 
 #define OPLAB_DCN_INPUTS                                                                 \
@@ -422,40 +446,14 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
 
   void schedule() {
     if (get_target().has_gpu_feature()) {
-      Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, b1{"b1"}, b2{"b2"}, b3{"b3"}, b4{"b4"};
       // One thread per point; the channels of its group and, per channel, the Gcol dot product
       // in turn.
-      terms.compute_root()
-          .split(ox, xo, xi, 16, TailStrategy::GuardWithIf)
-          .split(oy, yo, yi, 8, TailStrategy::GuardWithIf)
-          .reorder(xi, yi, xo, yo, j, i, d, n)
-          .fuse(j, i, b1).fuse(b1, d, b2).fuse(b2, n, b3)
-          .reorder(xi, yi, b3, xo, yo)
-          .gpu_blocks(b3, xo, yo)
-          .gpu_threads(xi, yi);
-      terms.update()
-          .split(ox, xo, xi, 16, TailStrategy::GuardWithIf)
-          .split(oy, yo, yi, 8, TailStrategy::GuardWithIf)
-          .reorder(rc.x, xi, yi, xo, yo, j, i, d, n)
-          .fuse(j, i, b1).fuse(b1, d, b2).fuse(b2, n, b3)
-          .reorder(rc.x, xi, yi, b3, xo, yo)
-          .gpu_blocks(b3, xo, yo)
-          .gpu_threads(xi, yi);
+      terms.compute_root();
+      gpu_point_tiles(terms, ox, oy, {}, {j, i, d, n});
+      gpu_point_tiles(terms.update(), ox, oy, {rc.x}, {j, i, d, n});
       gcol.schedule_gpu(LoopLevel(terms, rc.x));
-      grad_offset.split(ox, xo, xi, 16, TailStrategy::GuardWithIf)
-          .split(oy, yo, yi, 8, TailStrategy::GuardWithIf)
-          .reorder(xi, yi, xo, yo, comp, j, i, d, n)
-          .fuse(comp, j, b1).fuse(b1, i, b2).fuse(b2, d, b3).fuse(b3, n, b4)
-          .reorder(xi, yi, b4, xo, yo)
-          .gpu_blocks(b4, xo, yo)
-          .gpu_threads(xi, yi);
-      grad_mask.split(ox, xo, xi, 16, TailStrategy::GuardWithIf)
-          .split(oy, yo, yi, 8, TailStrategy::GuardWithIf)
-          .reorder(xi, yi, xo, yo, j, i, d, n)
-          .fuse(j, i, b1).fuse(b1, d, b2).fuse(b2, n, b3)
-          .reorder(xi, yi, b3, xo, yo)
-          .gpu_blocks(b3, xo, yo)
-          .gpu_threads(xi, yi);
+      gpu_point_tiles(grad_offset, ox, oy, {}, {comp, j, i, d, n});
+      gpu_point_tiles(grad_mask, ox, oy, {}, {j, i, d, n});
     } else {
       const int vec = natural_vector_size<float>();
       Var row{"row"}, dn{"dn"};

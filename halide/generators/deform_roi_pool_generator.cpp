@@ -18,19 +18,18 @@ using namespace oplab_halide;
 
 namespace {
 
-// Per-roi scalars and per-sample tables, realised (see the schedules) so that inner loops
-// load them rather than recompute the double-precision geometry per sample.
-struct DeformGeometry {
+// The per-roi scalars and per-sample tables (RoiSampleTables, roi_sampling.h), here with a
+// table per bin (ph, pw) since each bin moves by its own offset, and the box's extents in
+// double (the offsets scale with them).
+struct DeformGeometry : RoiSampleTables {
   Var i{"i"}, pw{"pw"}, ph{"ph"}, k{"k"}, f{"f"};
-  // (f, k) -> batch (f = 0), gy (1), gx (2); and (f, k) -> rw (0), rh (1) in double. Plain
-  // Funcs rather than Tuples: Halide 14 fails (StorageFlattening) on Tuple elements in the loop
-  // bounds that RDom::where turns into.
-  Func info{"roi_info"}, extent{"roi_extent"};
-  Func batch{"batch"}, gy{"gy"}, gx{"gx"}, count{"count"}, rw{"rw"}, rh{"rh"};  // their fields (inline)
-  Func yt{"yt"}, xt{"xt"};  // (i, pw, ph, k) -> taps_tuple of sample i of bin (ph, pw)
+  // (f, k) -> rw (0), rh (1) in double: a Func of its own as `info` is (a plain Func rather
+  // than a Tuple, for the same reason).
+  Func extent{"roi_extent"};
+  Func rw{"rw"}, rh{"rh"};  // its fields (inline)
+  // yt, xt: (i, pw, ph, k) -> taps_tuple of sample i of bin (ph, pw)
 
-  // offset: nullptr for the variant without offsets. N: batch size (the batch index is
-  // clamped into it for bounds inference; the glue validated it).
+  // offset: nullptr for the variant without offsets. N: batch size.
   void define(const Func& rois, const Func* offset, Expr scale, Expr sampling_ratio, Expr gamma, Expr PH, Expr PW,
               Expr H, Expr W, Expr N) {
     // Geometry in double (roi_sampling.h says why); scale and gamma are doubles.
@@ -38,14 +37,9 @@ struct DeformGeometry {
     RoiBox b = roi_box(rois, k, scale, aligned_box_rule());
     Expr sx = b.sx, sy = b.sy;
     extent(f, k) = strict_float(select(f == 0, b.rw, b.rh));
-    info(f, k) = select(f == 0, cast<int>(rois(0, k)), f == 1, roi_grid_size(sampling_ratio, b.rh, PH),
-                        roi_grid_size(sampling_ratio, b.rw, PW));
+    define_info(f, k, rois, roi_grid_size(sampling_ratio, b.rh, PH), roi_grid_size(sampling_ratio, b.rw, PW), N);
     rw(k) = extent(0, k);
     rh(k) = extent(1, k);
-    batch(k) = clamp(info(0, k), 0, N - 1);
-    gy(k) = info(1, k);
-    gx(k) = info(2, k);
-    count(k) = roi_grid_count(gy(k), gx(k));
     Expr bin_h = rh(k) / cast<double>(PH), bin_w = rw(k) / cast<double>(PW);
     // The bin's translation is relative to the box size, scaled by gamma. A NaN/Inf offset
     // makes the samples non-finite, which the bilinear rule counts as out of range.
@@ -59,31 +53,15 @@ struct DeformGeometry {
     xt(i, pw, ph, k) = taps_tuple(roi_axis_taps(x, W));
   }
 
-  // On the CPU: the per-roi scalars and the tables for all rois up front (small), shared by
-  // every block of channels.
   void schedule_cpu() {
-    info.compute_root().bound(f, 0, 3).unroll(f);
+    schedule_tables_cpu(f);
     extent.compute_root().bound(f, 0, 2).unroll(f);
-    yt.compute_root();
-    xt.compute_root();
   }
 
-  // On the GPU: the per-roi scalars and the tables as small kernels of their own, read by the
-  // main kernels from device memory.
   void schedule_gpu() {
-    Var t{"t"}, tb{"tb"}, ti{"ti"};
-    info.compute_root().bound(f, 0, 3).unroll(f).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
+    schedule_tables_gpu(f, k);
+    Var tb{"tb"}, ti{"ti"};
     extent.compute_root().bound(f, 0, 2).unroll(f).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
-    for (Func tab : {yt, xt})
-      tab.compute_root().fuse(i, pw, t).fuse(t, ph, t).fuse(t, k, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
-  }
-
-  // Samples of a bin: r.x = ix (inner), r.y = iy. The predicate reads per-roi grid sizes only
-  // (never a Func being updated); Halide turns it into tight loop bounds.
-  RDom grid(Expr kk, Expr max_grid) const {
-    RDom r(0, max_grid, 0, max_grid, "s");
-    r.where(r.x < gx(kk) && r.y < gy(kk));
-    return r;
   }
 };
 
@@ -122,9 +100,8 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
 
     r = g.grid(k, max_grid);
     AxisTaps ty = taps_of(g.yt(r.y, pw, ph, k)), tx = taps_of(g.xt(r.x, pw, ph, k));
-    Expr v = roi_bilinear_value(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
     acc(cl, pw, ph, cb, k) = 0.0f;
-    acc(cl, pw, ph, cb, k) += select(ty.valid && tx.valid, v, 0.0f);
+    acc(cl, pw, ph, cb, k) += roi_bilinear_sample(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
     output(pw, ph, c, k) = acc(c % lanes, pw, ph, c / lanes, k) / g.count(k);
   }
 
@@ -167,7 +144,7 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
   }
 
   DeformGeometry g;
-  Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, j{"j"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
+  Var j{"j"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
   Func target{"target"}, gblk{"gblk"}, goutb{"goutb"}, dpart{"dpart"}, dsum{"dsum"};
   ChannelBlocked blk;
   RDom r, rd, rl, rc;
@@ -181,31 +158,13 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
     if (offset) off = *offset;
     g.define(rois, offset ? &off : nullptr, spatial_scale, sampling_ratio, gamma, PH, PW, H, W, N);
     Var pw = g.pw, ph = g.ph, k = g.k;
-    // gout of lane cl of block cb (lanes past the last channel read the last channel).
-    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, min(cb * kLanes + cl, C - 1), k);
-
-    // The scatter goes through `target`, each corner's pixel (x, y, image), weight / count and
-    // whether the sample is in range: on the GPU the update's store index and its implicit
-    // load index are then the same loads of a Func realised right there, which Halide 14 needs
-    // to emit a native atomic add (otherwise it falls back to a CAS loop).
-    {
+    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, block_channel(cb, cl, kLanes, C), k);
+    // Every corner of every sample (roi_corner_target), scattered as roi_align avg scatters.
+    define_roi_gradient(grad_input, gblk, cpu, [&] {
       AxisTaps ty = taps_of(g.yt(iy, pw, ph, k)), tx = taps_of(g.xt(ix, pw, ph, k));
-      Corner cn = roi_corner(ty, tx, q);
-      target(q, ix, iy, pw, ph, k) = Tuple(cn.x, cn.y, g.batch(k), cn.w / g.count(k), ty.valid && tx.valid);
-    }
-    // r: corner q (innermost), sample ix, iy, bin pw, ph, roi k.
-    r = RDom({{0, 4}, {0, max_grid}, {0, max_grid}, {0, PW}, {0, PH}, {0, K}}, "r");
-    r.where(r[1] < g.gx(r[5]) && r[2] < g.gy(r[5]));
-    Tuple t = target(r[0], r[1], r[2], r[3], r[4], r[5]);
-    // gout * (w / count); an out-of-range sample adds exactly 0 (even for a NaN gout).
-    if (cpu) {
-      gblk(cl, x, y, cb, n) = 0.0f;
-      gblk(cl, t[0], t[1], cb, t[2]) += select(t[4], goutb(cl, r[3], r[4], cb, r[5]) * t[3], 0.0f);
-      grad_input(x, y, c, n) = gblk(c % kLanes, x, y, c / kLanes, n);
-    } else {
-      grad_input(x, y, c, n) = 0.0f;
-      grad_input(t[0], t[1], c, t[2]) += select(t[4], grad_output(r[3], r[4], c, r[5]) * t[3], 0.0f);
-    }
+      target(q, ix, iy, pw, ph, k) = roi_corner_target(ty, tx, q, g.batch(k), g.count(k));
+      r = scatter_roi_corners(grad_input, gblk, goutb, grad_output, target, g, max_grid, PW, PH, K, cpu);
+    });
 
     if (grad_offset) {
       // Per block of channels: the sum over its channels and the bin's samples of
@@ -221,7 +180,7 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
       Expr dy = select(sx.valid && sy.slope, sx.w0 * (v10 - v00) + sx.w1 * (v11 - v01), 0.0f);
       Expr dx = select(sy.valid && sx.slope, sy.w0 * (v01 - v00) + sy.w1 * (v11 - v10), 0.0f);
       Expr lane = cb * kLanes + cl < C;
-      Expr go = grad_output(pw, ph, min(cb * kLanes + cl, C - 1), k);
+      Expr go = grad_output(pw, ph, block_channel(cb, cl, kLanes, C), k);
       dpart(cl, pw, ph, cb, k) = Tuple(0.0f, 0.0f);
       dpart(cl, pw, ph, cb, k) = Tuple(dpart(cl, pw, ph, cb, k)[0] + select(lane, go * dx, 0.0f),
                                        dpart(cl, pw, ph, cb, k)[1] + select(lane, go * dy, 0.0f));

@@ -56,6 +56,31 @@ std::vector<int> forward_order(InterpKind kind, int dims) {
   return order;
 }
 
+// Applies the separable passes along the axes of `order` in turn, each reading the result of
+// the one before (the first reads `first`), into `passes`; returns the last one's result.
+// pass(a, in) is the pass along axis a reading `in`.
+template <class Pass>
+Func chain_passes(Func first, const std::vector<int>& order, std::vector<InterpPass>& passes, Pass pass) {
+  Func cur = first;
+  for (int a : order) {
+    passes.push_back(pass(a, cur));
+    cur = passes.back().g;
+  }
+  return cur;
+}
+
+// The tap tables of every axis: the forward ones, and with `inverse` the backward's inverse
+// taps too.
+std::vector<Func> tap_tables(const std::vector<InterpAxisTaps>& axes, bool inverse) {
+  std::vector<Func> tables;
+  for (const auto& ax : axes) {
+    for (Func t : ax.forward_tables()) tables.push_back(t);
+    if (inverse)
+      for (Func t : ax.inverse_tables()) tables.push_back(t);
+  }
+  return tables;
+}
+
 // One axis' versions for the CPU schedule: the condition of each closed form's version and
 // the condition that names the tables (undefined: the axis has no closed form).
 struct InterpAxisPaths {
@@ -68,6 +93,19 @@ struct InterpAxisPaths {
 struct InterpSchedule {
   const InterpVars& v;
   int dims;
+
+  // Either direction: `out` has exactly the extents `sizes` (kernel inputs: the tap tables
+  // need them before `out` is defined), and it, its passes and the tables are scheduled for
+  // the target: on the CPU with the versions that paths() gives per axis.
+  template <class Out, class Paths>
+  void apply(Out& out, const Expr (&sizes)[3], const std::vector<InterpPass>& passes, const std::vector<Func>& tables,
+             const Target& target, Paths paths) const {
+    for (int a = 0; a < dims; ++a) out.dim(a).set_bounds(0, sizes[a]);
+    if (target.has_gpu_feature())
+      gpu(out, passes, tables);
+    else
+      cpu(out, passes, tables, target.natural_vector_size<float>(), paths());
+  }
 
   // `paths`: per axis, the versions it may take.
   void cpu(Func out, const std::vector<InterpPass>& passes, const std::vector<Func>& tables, int vec,
@@ -219,29 +257,20 @@ class InterpolateForward : public Generator<InterpolateForward> {
       output(v.x, v.y, v.z, v.p) = in_f(args);
       return;
     }
-    Func cur = in_f;
-    for (int a : forward_order(kind, dims)) {
-      passes.push_back(axes[size_t(a)].forward_pass("fwd_" + std::string(names[a]), cur, v, a));
-      cur = passes.back().g;
-    }
+    Func cur = chain_passes(in_f, forward_order(kind, dims), passes, [&](int a, Func in) {
+      return axes[size_t(a)].forward_pass("fwd_" + std::string(names[a]), in, v, a);
+    });
     output(v.x, v.y, v.z, v.p) = cur(v.x, v.y, v.z, v.p);
   }
 
   void schedule() {
     const Expr outs[3] = {out_x, out_y, out_z};
-    for (int a = 0; a < dims; ++a) output.dim(a).set_bounds(0, outs[a]);
-    std::vector<Func> tables;
-    for (const auto& ax : axes)
-      for (Func t : ax.forward_tables()) tables.push_back(t);
-    InterpSchedule s{v, dims};
-    if (get_target().has_gpu_feature()) {
-      s.gpu(output, passes, tables);
-    } else {
+    InterpSchedule{v, dims}.apply(output, outs, passes, tap_tables(axes, false), get_target(), [&] {
       std::vector<InterpAxisPaths> paths;
       for (const auto& ax : axes)
         paths.push_back({ax.closed_conditions(), ax.path().defined() ? ax.path() == oplab_interp::kXTables : Expr()});
-      s.cpu(output, passes, tables, natural_vector_size<float>(), paths);
-    }
+      return paths;
+    });
   }
 };
 
@@ -286,27 +315,17 @@ class InterpolateBackward : public Generator<InterpolateBackward> {
     g_f(v.x, v.y, v.z, v.p) = grad_output(v.x, v.y, v.z, v.p);
     std::vector<int> order = forward_order(kind, dims);
     std::reverse(order.begin(), order.end());
-    Func cur = g_f;
-    for (int a : order) {
-      passes.push_back(axes[size_t(a)].backward_pass("bwd_" + std::string(names[a]), cur, v, a, reach[a]));
-      cur = passes.back().g;
-    }
+    Func cur = chain_passes(g_f, order, passes, [&](int a, Func in) {
+      return axes[size_t(a)].backward_pass("bwd_" + std::string(names[a]), in, v, a, reach[a]);
+    });
     grad_input(v.x, v.y, v.z, v.p) = cur(v.x, v.y, v.z, v.p);
   }
 
   void schedule() {
     const Expr ins[3] = {in_x, in_y, in_z};
-    for (int a = 0; a < dims; ++a) grad_input.dim(a).set_bounds(0, ins[a]);
-    std::vector<Func> tables;
-    for (const auto& ax : axes) {
-      for (Func t : ax.forward_tables()) tables.push_back(t);
-      for (Func t : ax.inverse_tables()) tables.push_back(t);
-    }
-    InterpSchedule s{v, dims};
-    if (get_target().has_gpu_feature())
-      s.gpu(grad_input, passes, tables);
-    else
-      s.cpu(grad_input, passes, tables, natural_vector_size<float>(), {{axes[0].closed_conditions(reach_x), Expr()}});
+    InterpSchedule{v, dims}.apply(grad_input, ins, passes, tap_tables(axes, true), get_target(), [&] {
+      return std::vector<InterpAxisPaths>{{axes[0].closed_conditions(reach_x), Expr()}};
+    });
   }
 };
 

@@ -30,16 +30,14 @@ class PsRoiAlignForward : public Generator<PsRoiAlignForward> {
 
   void generate() {
     const int lanes = ps_channel_lanes(get_target());
-    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), PW = input.dim(2).extent(),
-         PH = input.dim(3).extent(), Co = input.dim(4).extent(), N = input.dim(5).extent();
-    g.define(rois, spatial_scale, sampling_ratio, aligned_box_rule(), PH, PW, H, W, N);
-    blk = ps_channel_blocked(input, Co, lanes);
+    const PsExtents e = ps_extents(input);
+    g.define(rois, spatial_scale, sampling_ratio, aligned_box_rule(), e.PH, e.PW, e.H, e.W, e.N);
+    blk = channel_blocked(input, e.Co, "blk", lanes, {pw, ph});
     // Samples iy-major as in the reference (the sum's order follows it).
     r = g.grid(k, max_grid);
     AxisTaps ty = taps_of(g.yt(r.y, ph, k)), tx = taps_of(g.xt(r.x, pw, k));
-    Expr v = roi_bilinear_value(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, pw, ph, g.batch(k)); });
     acc(cl, k, pw, ph, cb) = 0.0f;
-    acc(cl, k, pw, ph, cb) += select(ty.valid && tx.valid, v, 0.0f);
+    acc(cl, k, pw, ph, cb) += roi_bilinear_sample(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, pw, ph, g.batch(k)); });
     // A grid without samples sums nothing and divides by 1: 0 (torchvision divides by 0).
     res(cl, k, pw, ph, cb) = acc(cl, k, pw, ph, cb) / g.count(k);
     output(pw, ph, c, k) = res(c % lanes, k, pw, ph, c / lanes);
@@ -47,10 +45,7 @@ class PsRoiAlignForward : public Generator<PsRoiAlignForward> {
 
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
-    if (get_target().has_gpu_feature())
-      schedule_roi_forward_gpu(output, acc, g);
-    else
-      schedule_ps_forward_cpu(output, res, acc, r, blk, g, input.dim(0).extent());
+    schedule_ps_forward(output, res, acc, r, blk, g, input.dim(0).extent(), get_target().has_gpu_feature());
   }
 };
 
@@ -71,7 +66,7 @@ class PsRoiAlignBackward : public Generator<PsRoiAlignBackward> {
   Input<int> max_grid{"max_grid"};
   Output<Buffer<float>> grad_input{"grad_input", 6};  // (x, y, pw, ph, c, n)
 
-  Var x{"x"}, y{"y"}, pw{"pw"}, ph{"ph"}, c{"c"}, n{"n"}, k{"k"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
+  Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
   RoiGeometry g;
   Func target{"target"}, gblk{"gblk"}, goutb{"goutb"};
   RDom r;
@@ -79,50 +74,29 @@ class PsRoiAlignBackward : public Generator<PsRoiAlignBackward> {
 
   void generate() {
     cpu = !get_target().has_gpu_feature();
-    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), PW = input.dim(2).extent(),
-         PH = input.dim(3).extent(), Co = input.dim(4).extent(), N = input.dim(5).extent(),
-         K = grad_output.dim(3).extent();
-    g.define(rois, spatial_scale, sampling_ratio, aligned_box_rule(), PH, PW, H, W, N);
-
-    // Every corner's pixel, image, weight / count and whether its sample is in range. A Func
-    // realised where it is scattered: on the GPU the atomic update's store index and its
-    // implicit load index are then the same loads, which Halide 14 needs to emit a native
-    // atomic add rather than a compare-and-swap loop (roi_sampling.h, schedule_roi_scatter).
+    const PsExtents e = ps_extents(input);
+    g.define(rois, spatial_scale, sampling_ratio, aligned_box_rule(), e.PH, e.PW, e.H, e.W, e.N);
+    // Every corner of every sample, realised where it is scattered (roi_corner_target says why).
     AxisTaps ty = taps_of(g.yt(iy, ph, k)), tx = taps_of(g.xt(ix, pw, k));
-    Corner cn = roi_corner(ty, tx, q);
-    target(q, ix, iy, pw, ph, k) = Tuple(cn.x, cn.y, g.batch(k), cn.w / g.count(k), ty.valid && tx.valid);
+    target(q, ix, iy, pw, ph, k) = roi_corner_target(ty, tx, q, g.batch(k), g.count(k));
 
     // r: corner q (innermost), sample ix, iy, roi k; the bin is the plane's own (pw, ph).
-    r = RDom({{0, 4}, {0, max_grid}, {0, max_grid}, {0, K}}, "r");
+    r = RDom({{0, 4}, {0, max_grid}, {0, max_grid}, {0, grad_output.dim(3).extent()}}, "r");
     r.where(r[1] < g.gx(r[3]) && r[2] < g.gy(r[3]));
     Tuple t = target(r[0], r[1], r[2], pw, ph, r[3]);
-    // gout * (w / count); an out-of-range sample adds exactly 0 (even for a NaN gout).
-    if (cpu) {
-      // gout of lane cl of block cb (lanes past the last channel read the last channel; their
-      // sums are discarded).
-      goutb(cl, k, pw, ph, cb) = grad_output(pw, ph, min(cb * kPsLanes + cl, Co - 1), k);
-      gblk(cl, x, y, n, pw, ph, cb) = 0.0f;
-      gblk(cl, t[0], t[1], t[2], pw, ph, cb) += select(t[4], goutb(cl, r[3], pw, ph, cb) * t[3], 0.0f);
-      grad_input(x, y, pw, ph, c, n) = gblk(c % kPsLanes, x, y, n, pw, ph, c / kPsLanes);
-    } else {
-      grad_input(x, y, pw, ph, c, n) = 0.0f;
-      grad_input(t[0], t[1], pw, ph, c, t[2]) += select(t[4], grad_output(pw, ph, c, r[3]) * t[3], 0.0f);
-    }
+    define_ps_gradient(grad_input, gblk, cpu, [&] {
+      if (cpu) {
+        goutb(cl, k, pw, ph, cb) = grad_output(pw, ph, block_channel(cb, cl, kPsLanes, e.Co), k);
+        gblk(cl, t[0], t[1], t[2], pw, ph, cb) += roi_corner_add(t, goutb(cl, r[3], pw, ph, cb));
+      } else {
+        grad_input(t[0], t[1], pw, ph, c, t[2]) += roi_corner_add(t, grad_output(pw, ph, c, r[3]));
+      }
+    });
   }
 
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
-    if (cpu) {
-      g.schedule_cpu();
-      schedule_ps_scatter_cpu(grad_input, gblk, goutb, r, 3, true, input.dim(0).extent(), input.dim(4).extent());
-      return;
-    }
-    Var t{"t"}, tb{"tb"}, ti{"ti"};
-    grad_input.fuse(x, y, t).fuse(t, pw, t).fuse(t, ph, t).fuse(t, c, t).fuse(t, n, t);
-    grad_input.gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
-    grad_input.update().atomic().reorder(r[0], r[1], r[2], pw, ph, c, r[3]).unroll(r[0]).gpu_threads(pw, ph).gpu_blocks(c, r[3]);
-    target.compute_at(grad_input, r[1]).unroll(target.args()[0]);
-    g.schedule_gpu();
+    schedule_ps_scatter(grad_input, gblk, goutb, target, r, 3, true, g, input.dim(0).extent(), input.dim(4).extent(), !cpu);
   }
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // Pieces shared by the ps_roi_align and ps_roi_pool generators (SPEC §11): the feature map in
-// channel blocks and the CPU schedules of the forward and of the grad_input scatter.
+// channel blocks, the gradient they scatter into, and the schedules (CPU and GPU) of the
+// forward and of the grad_input scatter.
 //
 // Both kernels take the feature map (and its gradient) as the 6-D view (x, y, pw, ph, c, n) of
 // [N, C, H, W] read as [N, Co, PH, PW, H, W] (the glue's ps_roi_view.h): the plane that bin
@@ -29,35 +30,23 @@ namespace oplab_halide {
 constexpr int kPsLanes = 8;
 inline int ps_channel_lanes(const Halide::Target& t) { return t.has_gpu_feature() ? 1 : kPsLanes; }
 
-// blk(cl, x, y, cb, pw, ph, n) = input(x, y, pw, ph, cb * lanes + cl, n), lanes past the last
-// output channel reading the last one (their results are discarded); rows is the same with x
-// innermost, the staging that schedule_ps_blocked_copy reads the planes through.
-inline ChannelBlocked ps_channel_blocked(const Halide::Func& input, Halide::Expr Co, int lanes) {
-  using namespace Halide;
-  Var cl{"cl"}, x{"x"}, y{"y"}, cb{"cb"}, pw{"pw"}, ph{"ph"}, n{"n"};
-  ChannelBlocked b{Func{"blk_rows"}, Func{"blk"}};
-  b.rows(x, cl, y, cb, pw, ph, n) = input(x, y, pw, ph, min(cb * lanes + cl, Co - 1), n);
-  b.blk(cl, x, y, cb, pw, ph, n) = b.rows(x, cl, y, cb, pw, ph, n);
-  return b;
+// The extents of the 6-D view (x, y, pw, ph, c, n) of a feature map (or its gradient).
+struct PsExtents {
+  Halide::Expr W, H, PW, PH, Co, N;
+};
+template <class B>
+PsExtents ps_extents(const B& b) {
+  return {b.dim(0).extent(), b.dim(1).extent(), b.dim(2).extent(), b.dim(3).extent(), b.dim(4).extent(),
+          b.dim(5).extent()};
 }
 
-// schedule_blocked_copy (roi_sampling.h) for the blocks of the position-sensitive ops: tiles
-// of 16 pixels by the block's lanes staged in `rows`, but the rows unrolled rather than
-// vectorised. A task's block is a loop index derived from the fused task (bin, block), so
+// The blocks are channel_blocked(input, Co, "blk", lanes, {pw, ph}) (roi_sampling.h):
+// blk(cl, x, y, cb, pw, ph, n), copied at a task by schedule_blocked_copy with vector_rows
+// false: tiles of 16 pixels by the block's lanes staged in `rows`, but the rows unrolled rather
+// than vectorised. A task's block is a loop index derived from the fused task (bin, block), so
 // Halide cannot prove a full block's lanes are below Co, and with a vectorised lane the clamped
 // channel index makes the tile one wide gather (scalarised: tried, it cost 40% of the
 // forward); unrolled, each row is one dense load whose channel is clamped on its own.
-inline void schedule_ps_blocked_copy(const ChannelBlocked& b, const Halide::LoopLevel& at, Halide::Expr W) {
-  using namespace Halide;
-  Func blk = b.blk, rows = b.rows;
-  Var cl = blk.args()[0], x = blk.args()[1], xo{"xo"}, xi{"xi"};
-  Var rx = rows.args()[0], rcl = rows.args()[1];
-  blk.compute_at(at);
-  blk.specialize(W >= kLanes).split(x, xo, xi, kLanes, TailStrategy::ShiftInwards).reorder(cl, xi, xo).vectorize(cl).vectorize(xi);
-  blk.split(x, xo, xi, 1).reorder(cl, xi, xo).vectorize(cl);
-  rows.compute_at(blk, xo);
-  rows.specialize(W >= kLanes).vectorize(rx).unroll(rcl);
-}
 
 // The CPU forward. res(cl, k, pw, ph, cb) is the result of lane cl of block cb at bin (ph, pw)
 // of roi k, computed from acc(cl, k, pw, ph, cb) (updated over r: r.x inner, r.y outer);
@@ -74,10 +63,38 @@ void schedule_ps_forward_cpu(Halide::Func output, Halide::Func res, Halide::Func
   Var acl = acc.args()[0], ak = acc.args()[1];
   geometry.schedule_cpu();
   res.compute_root().fuse(pw, ph, t).fuse(t, cb, t).parallel(t).vectorize(cl);
-  schedule_ps_blocked_copy(blk, LoopLevel(res, t), W);
+  schedule_blocked_copy(blk, LoopLevel(res, t), W, false);
   acc.compute_at(res, t).vectorize(acl);
   acc.update().reorder(acl, r.x, r.y, ak).vectorize(acl);
   output.parallel(output.args()[3]);
+}
+
+// The forward schedule of both ops: schedule_roi_forward_gpu (roi_sampling.h) on the GPU,
+// schedule_ps_forward_cpu on the CPU.
+template <class Geometry>
+void schedule_ps_forward(Halide::Func output, Halide::Func res, Halide::Func acc, const Halide::RDom& r,
+                         const ChannelBlocked& blk, Geometry& geometry, Halide::Expr W, bool gpu) {
+  if (gpu)
+    schedule_roi_forward_gpu(output, acc, geometry);
+  else
+    schedule_ps_forward_cpu(output, res, acc, r, blk, geometry, W);
+}
+
+// The gradient of the feature map that both backward kernels scatter into: on the CPU
+// gblk(cl, x, y, n, pw, ph, cb), a block of one bin's planes with the channels innermost
+// (schedule_ps_scatter_cpu), zeroed, then `scatter` (which adds the op's update definitions),
+// then transposed into grad_input(x, y, pw, ph, c, n); on the GPU grad_input itself, zeroed,
+// then `scatter`. (Halide takes no update of gblk once grad_input reads it, hence the order.)
+template <class Scatter>
+void define_ps_gradient(Halide::Func grad_input, Halide::Func gblk, bool cpu, Scatter scatter) {
+  using namespace Halide;
+  Var x{"x"}, y{"y"}, pw{"pw"}, ph{"ph"}, c{"c"}, n{"n"}, cl{"cl"}, cb{"cb"};
+  if (cpu)
+    gblk(cl, x, y, n, pw, ph, cb) = 0.0f;
+  else
+    grad_input(x, y, pw, ph, c, n) = 0.0f;
+  scatter();
+  if (cpu) grad_input(x, y, pw, ph, c, n) = gblk(c % kPsLanes, x, y, n, pw, ph, c / kPsLanes);
 }
 
 // The CPU grad_input. gblk(cl, x, y, n, pw, ph, cb), the gradient of block cb of bin (ph, pw)
@@ -90,7 +107,7 @@ void schedule_ps_forward_cpu(Halide::Func output, Halide::Func res, Halide::Func
 // of one block: constant offsets, one dense load and a shuffle); narrow images or fewer
 // channels than a block take a plain loop.
 inline void schedule_ps_scatter_cpu(Halide::Func grad_input, Halide::Func gblk, Halide::Func goutb, const Halide::RDom& r,
-                                    int rk, bool unroll_inner, Halide::Expr W, Halide::Expr Co) {
+                                    int rk, bool corners, Halide::Expr W, Halide::Expr Co) {
   using namespace Halide;
   Var x = grad_input.args()[0], y = grad_input.args()[1], pw = grad_input.args()[2], ph = grad_input.args()[3],
       c = grad_input.args()[4], n = grad_input.args()[5];
@@ -117,8 +134,47 @@ inline void schedule_ps_scatter_cpu(Halide::Func grad_input, Halide::Func gblk, 
   for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
   Stage update = gblk.update();
   update.reorder(order).vectorize(gcl);
-  if (unroll_inner) update.unroll(r[0]);
+  if (corners) update.unroll(r[0]);  // a sample's four corners
   goutb.compute_at(gblk, r[rk]).vectorize(goutb.args()[0]);
+}
+
+// The grad_input schedule of both ops. r is the scatter's domain, the roi r[rk] outermost; the
+// bin is the plane's own (pw, ph). With `corners` (ps_roi_align) r[0] is the corner of a sample
+// and target(q, ix, iy, pw, ph, k) gives each corner (roi_corner_target); without (ps_roi_pool)
+// target(pw, ph, c, k) is what a bin adds to each of its pixels.
+//  * CPU: schedule_ps_scatter_cpu.
+//  * GPU: straight into grad_input with atomic adds, one thread per bin (a 2-D block of
+//    pw x ph), one block per (channel, roi): the bins of overlapping rois share pixels. The
+//    target is realised where it is scattered (a sample's four corners unrolled), so that the
+//    atomic update's store and its implicit load index with the same loaded values (else
+//    Halide 14 falls back to a compare-and-swap loop).
+template <class Geometry>
+void schedule_ps_scatter(Halide::Func grad_input, Halide::Func gblk, Halide::Func goutb, Halide::Func target,
+                         const Halide::RDom& r, int rk, bool corners, Geometry& geometry, Halide::Expr W,
+                         Halide::Expr Co, bool gpu) {
+  using namespace Halide;
+  if (!gpu) {
+    geometry.schedule_cpu();
+    schedule_ps_scatter_cpu(grad_input, gblk, goutb, r, rk, corners, W, Co);
+    return;
+  }
+  Var x = grad_input.args()[0], y = grad_input.args()[1], pw = grad_input.args()[2], ph = grad_input.args()[3],
+      c = grad_input.args()[4], n = grad_input.args()[5];
+  Var t{"t"}, tb{"tb"}, ti{"ti"};
+  grad_input.fuse(x, y, t).fuse(t, pw, t).fuse(t, ph, t).fuse(t, c, t).fuse(t, n, t);
+  grad_input.gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order;
+  for (int i = 0; i < rk; ++i) order.push_back(r[i]);
+  for (VarOrRVar v : {VarOrRVar(pw), VarOrRVar(ph), VarOrRVar(c), VarOrRVar(r[rk])}) order.push_back(v);
+  Stage update = grad_input.update();
+  update.atomic().reorder(order);
+  if (corners) update.unroll(r[0]);
+  update.gpu_threads(pw, ph).gpu_blocks(c, r[rk]);
+  if (corners)
+    target.compute_at(grad_input, r[1]).unroll(target.args()[0]);
+  else
+    target.compute_at(grad_input, pw);
+  geometry.schedule_gpu();
 }
 
 }  // namespace oplab_halide

@@ -95,11 +95,10 @@ class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
 
   void generate() {
     const int lanes = ps_channel_lanes(get_target());
-    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), PW = input.dim(2).extent(),
-         PH = input.dim(3).extent(), Co = input.dim(4).extent(), N = input.dim(5).extent();
-    b.define(rois, spatial_scale, PH, PW, H, W, N);
-    blk = ps_channel_blocked(input, Co, lanes);
-    r = b.bin(pw, ph, k, W, H, "r");
+    const PsExtents e = ps_extents(input);
+    b.define(rois, spatial_scale, e.PH, e.PW, e.H, e.W, e.N);
+    blk = channel_blocked(input, e.Co, "blk", lanes, {pw, ph});
+    r = b.bin(pw, ph, k, e.W, e.H, "r");
     acc(cl, k, pw, ph, cb) = 0.0f;
     acc(cl, k, pw, ph, cb) += blk(cl, r.x, r.y, cb, pw, ph, b.batch(k));
     Expr area = b.area(pw, ph, k);
@@ -109,10 +108,7 @@ class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
 
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
-    if (get_target().has_gpu_feature())
-      schedule_roi_forward_gpu(output, acc, b);
-    else
-      schedule_ps_forward_cpu(output, res, acc, r, blk, b, input.dim(0).extent());
+    schedule_ps_forward(output, res, acc, r, blk, b, input.dim(0).extent(), get_target().has_gpu_feature());
   }
 };
 
@@ -130,7 +126,7 @@ class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
   Input<double> spatial_scale{"spatial_scale"};
   Output<Buffer<float>> grad_input{"grad_input", 6};  // (x, y, pw, ph, c, n)
 
-  Var x{"x"}, y{"y"}, pw{"pw"}, ph{"ph"}, c{"c"}, n{"n"}, k{"k"}, cl{"cl"}, cb{"cb"};
+  Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, cl{"cl"}, cb{"cb"};
   PoolBins b;
   Func target{"target"}, gblk{"gblk"}, goutb{"goutb"};
   RDom r;
@@ -138,46 +134,30 @@ class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
 
   void generate() {
     cpu = !get_target().has_gpu_feature();
-    Expr W = input.dim(0).extent(), H = input.dim(1).extent(), PW = input.dim(2).extent(),
-         PH = input.dim(3).extent(), Co = input.dim(4).extent(), N = input.dim(5).extent(),
-         K = grad_output.dim(3).extent();
-    b.define(rois, spatial_scale, PH, PW, H, W, N);
+    const PsExtents e = ps_extents(input);
+    b.define(rois, spatial_scale, e.PH, e.PW, e.H, e.W, e.N);
     // The area of a bin that is scattered at all is >= 1.
     Expr area = max(b.area(pw, ph, k), 1.0f);
     // r: pixel x (innermost), y, then roi k; the bin is the plane's own (pw, ph).
-    r = RDom({{0, W}, {0, H}, {0, K}}, "r");
+    r = RDom({{0, e.W}, {0, e.H}, {0, grad_output.dim(3).extent()}}, "r");
     r.where(r[0] >= b.x0(pw, r[2]) && r[0] < b.x1(pw, r[2]) && r[1] >= b.y0(ph, r[2]) && r[1] < b.y1(ph, r[2]));
-    if (cpu) {
-      // gout / area of lane cl of block cb (lanes past the last channel read the last channel;
-      // their sums are discarded).
-      goutb(cl, k, pw, ph, cb) = grad_output(pw, ph, min(cb * kPsLanes + cl, Co - 1), k) / area;
-      gblk(cl, x, y, n, pw, ph, cb) = 0.0f;
-      gblk(cl, r[0], r[1], b.batch(r[2]), pw, ph, cb) += goutb(cl, r[2], pw, ph, cb);
-      grad_input(x, y, pw, ph, c, n) = gblk(c % kPsLanes, x, y, n, pw, ph, c / kPsLanes);
-    } else {
-      // What a bin adds to each of its pixels, and where (its image). Realised where it is
-      // scattered so that the atomic update's store and its implicit load index with the same
-      // loaded values (else Halide 14 falls back to a compare-and-swap loop).
-      target(pw, ph, c, k) = Tuple(b.batch(k), grad_output(pw, ph, c, k) / area);
-      Tuple t = target(pw, ph, c, r[2]);
-      grad_input(x, y, pw, ph, c, n) = 0.0f;
-      grad_input(r[0], r[1], pw, ph, c, t[0]) += t[1];
-    }
+    define_ps_gradient(grad_input, gblk, cpu, [&] {
+      if (cpu) {
+        goutb(cl, k, pw, ph, cb) = grad_output(pw, ph, block_channel(cb, cl, kPsLanes, e.Co), k) / area;
+        gblk(cl, r[0], r[1], b.batch(r[2]), pw, ph, cb) += goutb(cl, r[2], pw, ph, cb);
+      } else {
+        // What a bin adds to each of its pixels, and where (its image), realised where it is
+        // scattered (schedule_ps_scatter).
+        target(pw, ph, c, k) = Tuple(b.batch(k), grad_output(pw, ph, c, k) / area);
+        Tuple t = target(pw, ph, c, r[2]);
+        grad_input(r[0], r[1], pw, ph, c, t[0]) += t[1];
+      }
+    });
   }
 
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
-    if (cpu) {
-      b.schedule_cpu();
-      schedule_ps_scatter_cpu(grad_input, gblk, goutb, r, 2, false, input.dim(0).extent(), input.dim(4).extent());
-      return;
-    }
-    Var t{"t"}, tb{"tb"}, ti{"ti"};
-    grad_input.fuse(x, y, t).fuse(t, pw, t).fuse(t, ph, t).fuse(t, c, t).fuse(t, n, t);
-    grad_input.gpu_tile(t, tb, ti, 256, TailStrategy::GuardWithIf);
-    grad_input.update().atomic().reorder(r[0], r[1], pw, ph, c, r[2]).gpu_threads(pw, ph).gpu_blocks(c, r[2]);
-    target.compute_at(grad_input, pw);
-    b.schedule_gpu();
+    schedule_ps_scatter(grad_input, gblk, goutb, target, r, 2, false, b, input.dim(0).extent(), input.dim(4).extent(), !cpu);
   }
 };
 

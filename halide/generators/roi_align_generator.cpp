@@ -46,8 +46,7 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
 
     r = g.grid(k, max_grid);
     AxisTaps ty = taps_of(g.yt(r.y, ph, k)), tx = taps_of(g.xt(r.x, pw, k));
-    Expr v = roi_bilinear_value(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
-    Expr sample = select(ty.valid && tx.valid, v, 0.0f);
+    Expr sample = roi_bilinear_sample(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
 
     if (!max_mode) {
       acc(cl, pw, ph, cb, k) = 0.0f;
@@ -95,7 +94,7 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
   Input<int> max_grid{"max_grid"};
   Output<Buffer<float>> grad_input{"grad_input", 4};
 
-  Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, pw{"pw"}, ph{"ph"}, k{"k"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
+  Var c{"c"}, pw{"pw"}, ph{"ph"}, k{"k"}, q{"q"}, ix{"ix"}, iy{"iy"}, cl{"cl"}, cb{"cb"};
   RoiGeometry g;
   Func winner{"winner"}, target{"target"}, gblk{"gblk"}, goutb{"goutb"};
   ChannelBlocked blk;
@@ -109,70 +108,62 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
     Expr PW = grad_output.dim(0).extent(), PH = grad_output.dim(1).extent(), K = grad_output.dim(3).extent();
     g.define(rois, spatial_scale, sampling_ratio, RoiBoxRule{aligned, !aligned}, PH, PW, H, W, N);
-    // gout of lane cl of block cb (lanes past the last channel read the last channel; their
-    // sums are discarded).
-    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, min(cb * lanes + cl, C - 1), k);
-
+    goutb(cl, pw, ph, cb, k) = grad_output(pw, ph, block_channel(cb, cl, lanes, C), k);
     // Every scatter goes through `target`, a Func giving each corner's pixel (x, y, image) and
-    // value: on the GPU the update's store index and its implicit load index are then the same
-    // loads of a Func realised right there, which Halide 14 needs to emit a native atomic add
-    // (from inline index expressions, or from a Func realised elsewhere, which it clamps on the
-    // load side only, it lowers the two differently and falls back to a CAS loop).
-    if (cpu) gblk(cl, x, y, cb, n) = 0.0f;
-    if (!cpu) grad_input(x, y, c, n) = 0.0f;
-    if (!max_mode) {
-      AxisTaps ty = taps_of(g.yt(iy, ph, k)), tx = taps_of(g.xt(ix, pw, k));
-      Corner cn = roi_corner(ty, tx, q);
-      // Channel-independent: pixel, weight / count, and whether the sample is in range.
-      target(q, ix, iy, pw, ph, k) = Tuple(cn.x, cn.y, g.batch(k), cn.w / g.count(k), ty.valid && tx.valid);
-      // r: corner q (innermost), sample ix, iy, bin pw, ph, roi k.
-      r = RDom({{0, 4}, {0, max_grid}, {0, max_grid}, {0, PW}, {0, PH}, {0, K}}, "r");
-      r.where(r[1] < g.gx(r[5]) && r[2] < g.gy(r[5]));
-      Tuple t = target(r[0], r[1], r[2], r[3], r[4], r[5]);
-      // gout * (w / count); an out-of-range sample adds exactly 0 (even for a NaN gout).
-      if (cpu)
-        gblk(cl, t[0], t[1], cb, t[2]) += select(t[4], goutb(cl, r[3], r[4], cb, r[5]) * t[3], 0.0f);
+    // value, realised where it is scattered (roi_corner_target says why).
+    define_roi_gradient(grad_input, gblk, cpu, [&] {
+      if (max_mode)
+        scatter_winners(W, H, C, PW, PH, K);
       else
-        grad_input(t[0], t[1], c, t[2]) += select(t[4], grad_output(r[3], r[4], c, r[5]) * t[3], 0.0f);
-    } else {
-      // The winner of each bin and channel, as the forward decides it. The running Tuple keeps
-      // the winning sample's taps (so that the scatter needs no per-channel table lookups):
-      // (value, pass, y0, y1, x0, x1, wy0, wy1, wx0, wx1); pass < 0 while no non-NaN sample has
-      // been seen, else 1 when the winner is in range and 0 when it is not (it passes nothing).
-      blk = channel_blocked(input, C, "blk", lanes);
-      sg = g.grid(k, max_grid);
-      AxisTaps ty = taps_of(g.yt(sg.y, ph, k)), tx = taps_of(g.xt(sg.x, pw, k));
-      Expr v = roi_bilinear_value(ty, tx, [&](Expr xx, Expr yy) { return blk(cl, xx, yy, cb, g.batch(k)); });
-      Expr in_range = ty.valid && tx.valid;
-      Expr sample = select(in_range, v, 0.0f);
-      winner(cl, pw, ph, cb, k) = Tuple(0.0f, -1, 0, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f);
-      Tuple best = winner(cl, pw, ph, cb, k);
-      Expr take = !is_nan(sample) && (best[1] < 0 || sample > best[0]);
-      std::vector<Expr> now = {sample, select(in_range, 1, 0), ty.i0, ty.i1, tx.i0, tx.i1, ty.w0, ty.w1, tx.w0, tx.w1};
-      std::vector<Expr> next;
-      for (size_t f = 0; f < now.size(); ++f) next.push_back(select(take, now[f], best[f]));
-      winner(cl, pw, ph, cb, k) = Tuple(next);
+        scatter_samples(PW, PH, K);
+    });
+  }
 
-      // The winning sample's corners (different for every channel); a bin without a winner,
-      // or whose winner is out of range, scatters zeros.
-      Tuple wn = winner(cl, pw, ph, cb, k);
-      Expr qx = (q % 2) == 1, qy = q >= 2;
-      Expr w = select(qy, wn[7], wn[6]) * select(qx, wn[9], wn[8]);
-      Expr gval = select(wn[1] == 1, goutb(cl, pw, ph, cb, k) * w, 0.0f);
-      // (The taps are in range already; the clamps tell bounds inference so.)
-      target(q, cl, pw, ph, cb, k) = Tuple(clamp(select(qx, wn[5], wn[4]), 0, W - 1),
-                                           clamp(select(qy, wn[3], wn[2]), 0, H - 1), g.batch(k), gval);
-      // r: corner q, bin pw, ph, roi k.
-      r = RDom({{0, 4}, {0, PW}, {0, PH}, {0, K}}, "r");
-      if (cpu) {
-        Tuple t = target(r[0], cl, r[1], r[2], cb, r[3]);
-        gblk(cl, t[0], t[1], cb, t[2]) += t[3];
-      } else {
-        Tuple t = target(r[0], 0, r[1], r[2], c, r[3]);  // lanes 1 on the GPU
-        grad_input(t[0], t[1], c, t[2]) += t[3];
-      }
+  // avg: every corner of every in-range sample (scatter_roi_corners).
+  void scatter_samples(Expr PW, Expr PH, Expr K) {
+    AxisTaps ty = taps_of(g.yt(iy, ph, k)), tx = taps_of(g.xt(ix, pw, k));
+    target(q, ix, iy, pw, ph, k) = roi_corner_target(ty, tx, q, g.batch(k), g.count(k));
+    r = scatter_roi_corners(grad_input, gblk, goutb, grad_output, target, g, max_grid, PW, PH, K, cpu);
+  }
+
+  // max: the corners of each bin's winner.
+  void scatter_winners(Expr W, Expr H, Expr C, Expr PW, Expr PH, Expr K) {
+    // The winner of each bin and channel, as the forward decides it. The running Tuple keeps
+    // the winning sample's taps (so that the scatter needs no per-channel table lookups):
+    // (value, pass, y0, y1, x0, x1, wy0, wy1, wx0, wx1); pass < 0 while no non-NaN sample has
+    // been seen, else 1 when the winner is in range and 0 when it is not (it passes nothing).
+    blk = channel_blocked(input, C, "blk", lanes);
+    sg = g.grid(k, max_grid);
+    AxisTaps ty = taps_of(g.yt(sg.y, ph, k)), tx = taps_of(g.xt(sg.x, pw, k));
+    Expr v = roi_bilinear_value(ty, tx, [&](Expr xx, Expr yy) { return blk(cl, xx, yy, cb, g.batch(k)); });
+    Expr in_range = ty.valid && tx.valid;
+    Expr sample = select(in_range, v, 0.0f);
+    winner(cl, pw, ph, cb, k) = Tuple(0.0f, -1, 0, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f);
+    Tuple best = winner(cl, pw, ph, cb, k);
+    Expr take = !is_nan(sample) && (best[1] < 0 || sample > best[0]);
+    std::vector<Expr> now = {sample, select(in_range, 1, 0), ty.i0, ty.i1, tx.i0, tx.i1, ty.w0, ty.w1, tx.w0, tx.w1};
+    std::vector<Expr> next;
+    for (size_t f = 0; f < now.size(); ++f) next.push_back(select(take, now[f], best[f]));
+    winner(cl, pw, ph, cb, k) = Tuple(next);
+
+    // The winning sample's corners (different for every channel); a bin without a winner,
+    // or whose winner is out of range, scatters zeros.
+    Tuple wn = winner(cl, pw, ph, cb, k);
+    Expr qx = (q % 2) == 1, qy = q >= 2;
+    Expr w = select(qy, wn[7], wn[6]) * select(qx, wn[9], wn[8]);
+    Expr gval = select(wn[1] == 1, goutb(cl, pw, ph, cb, k) * w, 0.0f);
+    // (The taps are in range already; the clamps tell bounds inference so.)
+    target(q, cl, pw, ph, cb, k) = Tuple(clamp(select(qx, wn[5], wn[4]), 0, W - 1),
+                                         clamp(select(qy, wn[3], wn[2]), 0, H - 1), g.batch(k), gval);
+    // r: corner q, bin pw, ph, roi k.
+    r = RDom({{0, 4}, {0, PW}, {0, PH}, {0, K}}, "r");
+    if (cpu) {
+      Tuple t = target(r[0], cl, r[1], r[2], cb, r[3]);
+      gblk(cl, t[0], t[1], cb, t[2]) += t[3];
+    } else {
+      Tuple t = target(r[0], 0, r[1], r[2], c, r[3]);  // lanes 1 on the GPU
+      grad_input(t[0], t[1], c, t[2]) += t[3];
     }
-    if (cpu) grad_input(x, y, c, n) = gblk(c % kLanes, x, y, c / kLanes, n);
   }
 
   void schedule() {

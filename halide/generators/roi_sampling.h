@@ -2,12 +2,15 @@
 // Pieces shared by the roi_align, deform_roi_pool, ps_roi_align (and roi_pool, ps_roi_pool)
 // generators:
 //  - the box of a roi under a box rule (half-pixel shift, minimum size), its bins and the
-//    sample positions of a bin, and the per-roi tables of roi_align and ps_roi_align;
+//    sample positions of a bin, and the per-roi tables of roi_align, ps_roi_align and
+//    deform_roi_pool;
 //  - the RoIAlign bilinear rule of SPEC §4 as Halide expressions: 0 outside [-1, H] x [-1, W];
 //    inside, the coordinate is clamped to >= 0 and to the last row/column, so one pixel
 //    outside the image replicates the edge;
 //  - the sampling grid of a bin (fixed or adaptive) and its divisor;
-//  - packing of one axis' taps into a Tuple, so that a per-roi table Func can hold them.
+//  - packing of one axis' taps into a Tuple, so that a per-roi table Func can hold them;
+//  - what a sample's corners pass on to the gradient, and the averaging scatter;
+//  - the channel blocks of the CPU schedules, and the schedules the RoI ops share.
 // Every rule mirrors reference/roi_geometry.h and reference/roi_bilinear.h; comments there say
 // why each rule is so.
 //
@@ -21,7 +24,9 @@
 // kink (-1, 0, H-1, H, an integer) lands exactly there in the kernel too. The weights are then
 // rounded to float32, a relative error of one ulp each, and all arithmetic on feature values
 // is float32.
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "Halide.h"
 
@@ -52,10 +57,16 @@ constexpr int kLanes = 16;
 // thread (the build's ptx_check records each kernel's stack).
 inline int channel_lanes(const Halide::Target& t) { return t.has_gpu_feature() ? 1 : kLanes; }
 
-// blk(cl, x, y, cb, n) = input(x, y, cb * lanes + cl, n); lanes past the last channel read
-// the last channel (their results are discarded). `rows` is the same data with x innermost
-// (rows(x, cl, y, cb, n)): the CPU schedule stages each 16 x 16 tile in it so that the tile is
-// read as 16 dense rows (see schedule_blocked_copy). Callable as blk itself.
+// The channel that lane cl of block cb stands for: lanes past the last channel (C channels)
+// stand for the last one, so that every lane reads inside the tensor; their results are
+// discarded (a gradient's such lanes are never written out, and sums over lanes skip them).
+inline Halide::Expr block_channel(Halide::Expr cb, Halide::Expr cl, int lanes, Halide::Expr C) {
+  return Halide::min(cb * lanes + cl, C - 1);
+}
+
+// blk(cl, x, y, cb, n) = input(x, y, block_channel(cb, cl), n). `rows` is the same data with
+// x innermost (rows(x, cl, y, cb, n)): the CPU schedule stages each 16 x 16 tile in it so that
+// the tile is read as 16 dense rows (see schedule_blocked_copy). Callable as blk itself.
 struct ChannelBlocked {
   Halide::Func rows, blk;
   template <class... A>
@@ -64,12 +75,20 @@ struct ChannelBlocked {
   }
 };
 
-inline ChannelBlocked channel_blocked(const Halide::Func& input, Halide::Expr C, const std::string& name, int lanes) {
+// `plane`: dimensions of the input between y and the channel (the position-sensitive ops' bin,
+// ps_roi_blocks.h), kept in that order after cb: blk(cl, x, y, cb, plane..., n).
+inline ChannelBlocked channel_blocked(const Halide::Func& input, Halide::Expr C, const std::string& name, int lanes,
+                                      const std::vector<Halide::Var>& plane = {}) {
   using namespace Halide;
   Var cl{"cl"}, x{"x"}, y{"y"}, cb{"cb"}, n{"n"};
+  std::vector<Var> rows_args{x, cl, y, cb}, blk_args{cl, x, y, cb};
+  std::vector<Expr> in_args{x, y};
+  for (const Var& v : plane) rows_args.push_back(v), blk_args.push_back(v), in_args.push_back(v);
+  rows_args.push_back(n), blk_args.push_back(n);
+  in_args.push_back(block_channel(cb, cl, lanes, C)), in_args.push_back(n);
   ChannelBlocked b{Func{name + "_rows"}, Func{name}};
-  b.rows(x, cl, y, cb, n) = input(x, y, min(cb * lanes + cl, C - 1), n);
-  b.blk(cl, x, y, cb, n) = b.rows(x, cl, y, cb, n);
+  b.rows(rows_args) = input(in_args);
+  b.blk(blk_args) = b.rows(rows_args);
   return b;
 }
 
@@ -80,8 +99,10 @@ inline ChannelBlocked channel_blocked(const Halide::Func& input, Halide::Expr C,
 // tile of constant strides, which the blocked tile then reads at constant offsets, and Halide
 // turns that into one dense load and a shuffle (a transpose in registers): about 4 ms less
 // per call at the bench shape. Narrow images (W < 16, only in tests) take a plain loop, a
-// column at a time.
-inline void schedule_blocked_copy(const ChannelBlocked& b, const Halide::LoopLevel& at, Halide::Expr W) {
+// column at a time. `vector_rows` false unrolls the staging's lanes instead of vectorising them
+// (the position-sensitive ops, ps_roi_blocks.h says why).
+inline void schedule_blocked_copy(const ChannelBlocked& b, const Halide::LoopLevel& at, Halide::Expr W,
+                                  bool vector_rows = true) {
   using namespace Halide;
   Func blk = b.blk, rows = b.rows;
   Var cl = blk.args()[0], x = blk.args()[1], xo{"xo"}, xi{"xi"};
@@ -90,7 +111,11 @@ inline void schedule_blocked_copy(const ChannelBlocked& b, const Halide::LoopLev
   blk.specialize(W >= kLanes).split(x, xo, xi, kLanes, TailStrategy::ShiftInwards).reorder(cl, xi, xo).vectorize(cl).vectorize(xi);
   blk.split(x, xo, xi, 1).reorder(cl, xi, xo).vectorize(cl);
   rows.compute_at(blk, xo);
-  rows.specialize(W >= kLanes).vectorize(rx).vectorize(rcl);
+  Stage wide = rows.specialize(W >= kLanes).vectorize(rx);
+  if (vector_rows)
+    wide.vectorize(rcl);
+  else
+    wide.unroll(rcl);
 }
 
 // A double constant (Halide's operators take float and int literals, not double ones).
@@ -224,38 +249,56 @@ inline Corner roi_corner(const AxisTaps& ty, const AxisTaps& tx, Halide::Expr q)
   return Corner{select(qx, tx.i1, tx.i0), select(qy, ty.i1, ty.i0), select(qy, ty.w1, ty.w0) * select(qx, tx.w1, tx.w0)};
 }
 
-// The per-roi geometry of roi_align and ps_roi_align, whose samples depend on the roi and on
-// the bin's row (y) or column (x) only, never on the channel: computed once per roi into small
-// tables (yt, xt) shared by every channel, the trick of torchvision's pre_calc. `info` holds
-// the per-roi scalars; both are realised (see the schedules) so that the inner loops load them
-// rather than recompute the double-precision geometry per sample.
-struct RoiGeometry {
-  Halide::Var i{"i"}, p{"p"}, k{"k"}, j{"j"};
+// A sample's value on plane `at(x, y)`: the bilinear value when both coordinates are in range,
+// else 0 (SPEC §4).
+template <class At>
+Halide::Expr roi_bilinear_sample(const AxisTaps& ty, const AxisTaps& tx, At at) {
+  return Halide::select(ty.valid && tx.valid, roi_bilinear_value(ty, tx, at), 0.0f);
+}
+
+// What corner q of a sample passes on to the gradient of the feature map in the averaging ops
+// (roi_align avg, deform_roi_pool, ps_roi_align): its pixel, its image, its weight / count and
+// whether the sample is in range. The backward generators realise it as the Func `target`
+// where it is scattered: on the GPU the atomic update's store index and its implicit load
+// index are then the same loads, which Halide 14 needs to emit a native atomic add rather than
+// a compare-and-swap loop (schedule_roi_scatter).
+inline Halide::Tuple roi_corner_target(const AxisTaps& ty, const AxisTaps& tx, Halide::Expr q, Halide::Expr batch,
+                                       Halide::Expr count) {
+  Corner cn = roi_corner(ty, tx, q);
+  return Halide::Tuple(cn.x, cn.y, batch, cn.w / count, ty.valid && tx.valid);
+}
+
+// What a corner `t` (roi_corner_target) adds for the output gradient gout: gout * (w / count);
+// an out-of-range sample adds exactly 0 (even for a NaN gout).
+inline Halide::Expr roi_corner_add(const Halide::Tuple& t, Halide::Expr gout) {
+  return Halide::select(t[4], gout * t[3], 0.0f);
+}
+
+// The per-roi scalars and per-sample tap tables of the RoIAlign-style geometries (RoiGeometry
+// below; deform_roi_pool's, whose bins each move by their own offset). Samples depend on the roi
+// and the bin, never on the channel: they are computed once per roi into small tables shared by
+// every channel, the trick of torchvision's pre_calc. `info` holds the per-roi scalars; both are
+// realised (see the schedules) so that the inner loops load them rather than recompute the
+// double-precision geometry per sample. The tables' arguments are the geometry's own (sample
+// first, roi last).
+struct RoiSampleTables {
   // (j, k) -> batch (j = 0), gy (1), gx (2). One int Func rather than a Tuple: Halide 14 fails
   // (StorageFlattening) on Tuple elements in the loop bounds that RDom::where turns into.
   Halide::Func info{"roi_info"};
   Halide::Func batch{"batch"}, gy{"gy"}, gx{"gx"}, count{"count"};  // its fields (inline)
-  Halide::Func yt{"yt"}, xt{"xt"};  // (i, p, k) -> taps_tuple of sample i of bin p
+  Halide::Func yt{"yt"}, xt{"xt"};  // per sample of a bin: taps_tuple
 
-  // Geometry in double (see the top); scale is a double. N: batch size (the batch index is
-  // clamped into it, for bounds inference; the glue validated it).
-  void define(const Halide::Func& rois, Halide::Expr scale, Halide::Expr sampling_ratio, const RoiBoxRule& rule,
-              Halide::Expr PH, Halide::Expr PW, Halide::Expr H, Halide::Expr W, Halide::Expr N) {
+  // The scalars of roi k: its image, clamped into [0, N-1] (the glue validated it; clamped in
+  // `batch`, where it is used, so that bounds inference sees that range: the value bounds of
+  // `info` as a whole span the grid sizes too), and its grid sizes gh, gw.
+  void define_info(Halide::Var j, Halide::Var k, const Halide::Func& rois, Halide::Expr gh, Halide::Expr gw,
+                   Halide::Expr N) {
     using namespace Halide;
-    RoiBox b = roi_box(rois, k, scale, rule);
-    Expr bin_h = b.rh / cast<double>(PH), bin_w = b.rw / cast<double>(PW);
-    Expr gh = roi_grid_size(sampling_ratio, b.rh, PH), gw = roi_grid_size(sampling_ratio, b.rw, PW);
     info(j, k) = select(j == 0, cast<int>(rois(0, k)), j == 1, gh, gw);
-    // Clamped where it is used, so that bounds inference sees [0, N-1] (the value bounds of
-    // `info` as a whole span the grid sizes too).
     batch(k) = clamp(info(0, k), 0, N - 1);
     gy(k) = info(1, k);
     gx(k) = info(2, k);
     count(k) = roi_grid_count(gy(k), gx(k));
-    Expr y = roi_sample_at(roi_bin_start(b.sy, p, bin_h), bin_h, i, gy(k));
-    Expr x = roi_sample_at(roi_bin_start(b.sx, p, bin_w), bin_w, i, gx(k));
-    yt(i, p, k) = taps_tuple(roi_axis_taps(y, H));
-    xt(i, p, k) = taps_tuple(roi_axis_taps(x, W));
   }
 
   // The sampling grid of a bin of roi kk: r.x = ix (inner), r.y = iy (outer), iy-major as in
@@ -269,22 +312,86 @@ struct RoiGeometry {
 
   // On the CPU: the per-roi scalars and the tables for all rois up front (small), shared by
   // every block of channels.
-  void schedule_cpu() {
+  void schedule_tables_cpu(Halide::Var j) {
     info.compute_root().bound(j, 0, 3).unroll(j);
     yt.compute_root();
     xt.compute_root();
   }
 
-  // On the GPU: the per-roi scalars and the tables as small kernels of their own, read by the
-  // main kernel from device memory.
-  void schedule_gpu() {
+  // On the GPU: the per-roi scalars and the tables as small kernels of their own (a thread per
+  // roi, and per table element), read by the main kernel from device memory.
+  void schedule_tables_gpu(Halide::Var j, Halide::Var k) {
     using namespace Halide;
     Var t{"t"}, tb{"tb"}, ti{"ti"};
     info.compute_root().bound(j, 0, 3).unroll(j).gpu_tile(k, tb, ti, 64, TailStrategy::GuardWithIf);
-    for (Func f : {yt, xt})
-      f.compute_root().fuse(i, p, t).fuse(t, k, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+    for (Func f : {yt, xt}) {
+      std::vector<Var> a = f.args();
+      f.compute_root().fuse(a[0], a[1], t);
+      for (size_t d = 2; d < a.size(); ++d) f.fuse(t, a[d], t);
+      f.gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
+    }
   }
 };
+
+// The geometry of roi_align and ps_roi_align, whose samples depend on the roi and on the bin's
+// row (y) or column (x) only: tables yt, xt (i, p, k) -> the taps of sample i of bin p.
+struct RoiGeometry : RoiSampleTables {
+  Halide::Var i{"i"}, p{"p"}, k{"k"}, j{"j"};
+
+  // Geometry in double (see the top); scale is a double. N: batch size.
+  void define(const Halide::Func& rois, Halide::Expr scale, Halide::Expr sampling_ratio, const RoiBoxRule& rule,
+              Halide::Expr PH, Halide::Expr PW, Halide::Expr H, Halide::Expr W, Halide::Expr N) {
+    using namespace Halide;
+    RoiBox b = roi_box(rois, k, scale, rule);
+    Expr bin_h = b.rh / cast<double>(PH), bin_w = b.rw / cast<double>(PW);
+    define_info(j, k, rois, roi_grid_size(sampling_ratio, b.rh, PH), roi_grid_size(sampling_ratio, b.rw, PW), N);
+    Expr y = roi_sample_at(roi_bin_start(b.sy, p, bin_h), bin_h, i, gy(k));
+    Expr x = roi_sample_at(roi_bin_start(b.sx, p, bin_w), bin_w, i, gx(k));
+    yt(i, p, k) = taps_tuple(roi_axis_taps(y, H));
+    xt(i, p, k) = taps_tuple(roi_axis_taps(x, W));
+  }
+
+  void schedule_cpu() { schedule_tables_cpu(j); }
+  void schedule_gpu() { schedule_tables_gpu(j, k); }
+};
+
+// The gradient of the feature map that roi_align and deform_roi_pool scatter into: on the CPU
+// gblk(cl, x, y, cb, n), in channel blocks (a task owns a block), zeroed, then `scatter` (which
+// adds the op's update definitions), then transposed into grad_input(x, y, c, n); on the GPU
+// grad_input itself, zeroed, then `scatter` (schedule_roi_scatter). (Halide takes no update of
+// gblk once grad_input reads it, hence the order.)
+template <class Scatter>
+void define_roi_gradient(Halide::Func grad_input, Halide::Func gblk, bool cpu, Scatter scatter) {
+  using namespace Halide;
+  Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, cl{"cl"}, cb{"cb"};
+  if (cpu)
+    gblk(cl, x, y, cb, n) = 0.0f;
+  else
+    grad_input(x, y, c, n) = 0.0f;
+  scatter();
+  if (cpu) grad_input(x, y, c, n) = gblk(c % kLanes, x, y, c / kLanes, n);
+}
+
+// The averaging scatter of roi_align and deform_roi_pool into the gradient of
+// define_roi_gradient: every corner of every in-range sample of bin (ph, pw) of roi k adds
+// gout * w / count, read from target(q, ix, iy, pw, ph, k) (roi_corner_target); gout is
+// goutb(cl, pw, ph, cb, k) on the CPU, grad_output on the GPU. Returns r, corner q (innermost),
+// sample ix, iy, bin pw, ph, roi k (r[5]), for schedule_roi_scatter.
+template <class Geometry>
+Halide::RDom scatter_roi_corners(Halide::Func grad_input, Halide::Func gblk, Halide::Func goutb,
+                                 Halide::Func grad_output, Halide::Func target, const Geometry& g,
+                                 Halide::Expr max_grid, Halide::Expr PW, Halide::Expr PH, Halide::Expr K, bool cpu) {
+  using namespace Halide;
+  Var c{"c"}, cl{"cl"}, cb{"cb"};
+  RDom r({{0, 4}, {0, max_grid}, {0, max_grid}, {0, PW}, {0, PH}, {0, K}}, "r");
+  r.where(r[1] < g.gx(r[5]) && r[2] < g.gy(r[5]));
+  Tuple t = target(r[0], r[1], r[2], r[3], r[4], r[5]);
+  if (cpu)
+    gblk(cl, t[0], t[1], cb, t[2]) += roi_corner_add(t, goutb(cl, r[3], r[4], cb, r[5]));
+  else
+    grad_input(t[0], t[1], c, t[2]) += roi_corner_add(t, grad_output(r[3], r[4], c, r[5]));
+  return r;
+}
 
 // GPU forward of the RoI ops: one thread per output element (pw, ph, c, k), the accumulator
 // in registers, the op's per-roi tables as kernels of their own.

@@ -50,7 +50,7 @@ int weight_chunks(int64_t rows, int64_t weight_numel, bool gpu) {
 // the kernel calls alone).
 class DcnCall {
  public:
-  DcnCall(const Case& cs, HalideDevice device) : p_(parse_deform_conv2d(cs)) {
+  DcnCall(const Case& cs, const ValidParams& vp, HalideDevice device) : p_(vp.as<DeformConvParams>()) {
     const int64_t K = p_.kh * p_.kw;
     Cg_ = p_.G > 0 ? p_.C / p_.G : 0;
     Cog_ = p_.G > 0 ? p_.Co / p_.G : 0;

@@ -28,12 +28,10 @@ namespace {
 
 class DeformRoiPoolCall : public RoiCall {
  public:
-  DeformRoiPoolCall(const Case& c, HalideDevice device)
-      : RoiCall(c, device, parse_deform_roi_pool(c).output_shape(), "deform_roi_pool"),
-        p_(parse_deform_roi_pool(c)) {
-    scale_ = p_.spatial_scale, gamma_ = p_.gamma;  // the kernels form coordinates in double
-    sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
-    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW, ref::kAlignedBox);
+  DeformRoiPoolCall(const Case& c, const ValidParams& vp, HalideDevice device)
+      : RoiCall(c, device, vp.output_shape, "deform_roi_pool"),
+        p_(vp.as<DeformRoiPoolParams>()),
+        s_(roi_sampling(p_.spatial_scale, p_.sampling_ratio, c.in("rois"), p_.PH, p_.PW, ref::kAlignedBox)) {
     if (p_.has_offset) offset_ = to_float(c.in("offset")), off_b_ = view(offset_);
     if (has_grad_ && p_.has_offset) goff_ = TensorF(offset_.shape), goff_b_ = view(goff_);
   }
@@ -47,9 +45,9 @@ class DeformRoiPoolCall : public RoiCall {
     const int ph = int(p_.PH), pw = int(p_.PW);
     int status;
     if (p_.has_offset)
-      status = OPLAB_KERNEL(deform_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, off_b_, out_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, p_.gamma, ph, pw, s_.grid, off_b_, out_b_);
     else
-      status = OPLAB_KERNEL(deform_roi_pool_plain_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, gamma_, ph, pw, grid_, out_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_plain_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, p_.gamma, ph, pw, s_.grid, out_b_);
     check(status, ctx_, "deform_roi_pool forward");
   }
 
@@ -57,10 +55,10 @@ class DeformRoiPoolCall : public RoiCall {
     if (!work_ || !has_grad_) return;
     int status;
     if (p_.has_offset)
-      status = OPLAB_KERNEL(deform_roi_pool_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, off_b_,
+      status = OPLAB_KERNEL(deform_roi_pool_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, s_.scale, s_.sr, p_.gamma, s_.grid, off_b_,
                                                 gin_b_, goff_b_);
     else
-      status = OPLAB_KERNEL(deform_roi_pool_plain_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, gamma_, grid_, gin_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_plain_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, s_.scale, s_.sr, p_.gamma, s_.grid, gin_b_);
     check(status, ctx_, "deform_roi_pool backward");
   }
 
@@ -76,8 +74,7 @@ class DeformRoiPoolCall : public RoiCall {
 
  private:
   DeformRoiPoolParams p_;
-  double scale_ = 1, gamma_ = 0.1;
-  int sr_ = 0, grid_ = 1;
+  RoiSampling s_;
   TensorF offset_, goff_;
   Buf off_b_, goff_b_;
 };

@@ -272,8 +272,7 @@ struct Prepared {
   TensorF input, output, grad_output, grad_input;
   Halide::Runtime::Buffer<float> in_b, out_b, go_b, gi_b;
 
-  Prepared(const Case& c, HalideDevice d, bool with_backward) : device(d) {
-    const InterpParams p = parse_interpolate(c);
+  Prepared(const Case& c, const InterpParams& p, HalideDevice d, bool with_backward) : device(d) {
     k = plan(p);
     input = to_float(c.in("input"));
     output = TensorF(p.output_shape());
@@ -298,20 +297,20 @@ struct Prepared {
   // The kernel calls. Results stay where the kernel wrote them (on the GPU for CUDA) until
   // fetch(); inputs are copied to the GPU by the first call only.
   void forward() {
-    if (k.planes == 0) return;
-    CallContext ctx;
-    const ForwardFn fn = pick_kernel(device, k.k->fwd_cpu, k.k->fwd_cuda, k.k->fwd_opencl);
-    check(fn(&ctx, in_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.taps[0], k.taps[1], k.taps[2],
-             k.path[0], k.path[1], k.path[2], k.out[0], k.out[1], k.out[2], out_b),
-          ctx, "interpolate forward");
+    run(pick_kernel(device, k.k->fwd_cpu, k.k->fwd_cuda, k.k->fwd_opencl), in_b, k.taps, k.out, out_b, "forward");
   }
   void backward() {
+    run(pick_kernel(device, k.k->bwd_cpu, k.k->bwd_cuda, k.k->bwd_opencl), go_b, k.reach, k.in, gi_b, "backward");
+  }
+  // Both directions take (from, scales, align_corners, exact, a per-axis bound, paths, the sizes
+  // of `to`, to): the bound is the forward's longest area bin and the backward's reach.
+  void run(ForwardFn fn, Halide::Runtime::Buffer<float>& from, const std::array<int, 3>& bound,
+           const std::array<int, 3>& sizes, Halide::Runtime::Buffer<float>& to, const char* direction) {
     if (k.planes == 0) return;
     CallContext ctx;
-    const BackwardFn fn = pick_kernel(device, k.k->bwd_cpu, k.k->bwd_cuda, k.k->bwd_opencl);
-    check(fn(&ctx, go_b, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, k.reach[0], k.reach[1], k.reach[2],
-             k.path[0], k.path[1], k.path[2], k.in[0], k.in[1], k.in[2], gi_b),
-          ctx, "interpolate backward");
+    check(fn(&ctx, from, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, bound[0], bound[1], bound[2], k.path[0],
+             k.path[1], k.path[2], sizes[0], sizes[1], sizes[2], to),
+          ctx, std::string("interpolate ") + direction);
   }
   // Waits for the GPU (timing) without copying anything back.
   void sync(Halide::Runtime::Buffer<float>& b) {
@@ -323,8 +322,8 @@ struct Prepared {
   }
 };
 
-Result run_interpolate(const Case& c, HalideDevice device) {
-  Prepared e(c, device, c.grad_output.has_value());
+Result run_interpolate(const Case& c, const ValidParams& vp, HalideDevice device) {
+  Prepared e(c, vp.as<InterpParams>(), device, c.grad_output.has_value());
   e.forward();
   e.fetch(e.out_b);
   Result r;
@@ -337,8 +336,8 @@ Result run_interpolate(const Case& c, HalideDevice device) {
   return r;
 }
 
-std::function<void()> prepare(const Case& c, HalideDevice device, bool backward) {
-  auto e = std::make_shared<Prepared>(c, device, backward);
+std::function<void()> prepare(const Case& c, const ValidParams& vp, HalideDevice device, bool backward) {
+  auto e = std::make_shared<Prepared>(c, vp.as<InterpParams>(), device, backward);
   if (backward)
     return [e] {
       e->backward();

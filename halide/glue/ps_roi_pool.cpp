@@ -6,7 +6,6 @@
 
 #include "core/params.h"
 #include "halide/glue/ps_roi_view.h"
-#include "halide/glue/roi_call.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
 #include "ps_roi_pool_bwd_cpu.h"
@@ -20,30 +19,21 @@ namespace oplab::halide_glue {
 
 namespace {
 
-class PsRoiPoolCall : public RoiCall {
+class PsRoiPoolCall : public PsRoiCall {
  public:
-  PsRoiPoolCall(const Case& c, HalideDevice device)
-      : RoiCall(c, device, parse_ps_roi_pool(c).output_shape(), "ps_roi_pool"), p_(parse_ps_roi_pool(c)) {
-    in_b_ = ps_view(input_, p_.PH, p_.PW);
-    if (has_grad_) gin_b_ = ps_view(gin_, p_.PH, p_.PW);
-    // The kernels round x * s in double, as the reference does (SPEC §11).
-    scale_ = p_.spatial_scale;
-  }
+  PsRoiPoolCall(const Case& c, const ValidParams& vp, HalideDevice device) : PsRoiCall(c, vp, device, "ps_roi_pool") {}
 
   void forward() {
     if (!work_) return;
-    check(OPLAB_KERNEL(ps_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, out_b_), ctx_, "ps_roi_pool forward");
+    check(OPLAB_KERNEL(ps_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, p_.spatial_scale, out_b_), ctx_,
+          "ps_roi_pool forward");
   }
 
   void backward() {
     if (!work_ || !has_grad_) return;
-    check(OPLAB_KERNEL(ps_roi_pool_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, gin_b_), ctx_,
+    check(OPLAB_KERNEL(ps_roi_pool_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, p_.spatial_scale, gin_b_), ctx_,
           "ps_roi_pool backward");
   }
-
- private:
-  PsRoiParams p_;
-  double scale_ = 1;
 };
 
 const HalideOpRegistrar registrar({"ps_roi_pool", run_call<PsRoiPoolCall>, nullptr, prepare_call<PsRoiPoolCall>});

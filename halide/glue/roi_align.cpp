@@ -27,13 +27,10 @@ namespace {
 
 class RoiAlignCall : public RoiCall {
  public:
-  RoiAlignCall(const Case& c, HalideDevice device)
-      : RoiCall(c, device, parse_roi_align(c).output_shape(), "roi_align"), p_(parse_roi_align(c)) {
-    scale_ = p_.spatial_scale;  // the kernels form coordinates in double
-    sr_ = int(std::max<int64_t>(std::min<int64_t>(p_.sampling_ratio, 1 << 30), -1));
-    grid_ = roi_max_grid(p_.sampling_ratio, c.in("rois"), p_.spatial_scale, p_.PH, p_.PW,
-                         p_.aligned ? ref::kAlignedBox : ref::kLegacyBox);
-  }
+  RoiAlignCall(const Case& c, const ValidParams& vp, HalideDevice device)
+      : RoiCall(c, device, vp.output_shape, "roi_align"), p_(vp.as<RoiAlignParams>()),
+        s_(roi_sampling(p_.spatial_scale, p_.sampling_ratio, c.in("rois"), p_.PH, p_.PW,
+                        p_.aligned ? ref::kAlignedBox : ref::kLegacyBox)) {}
 
   void forward() {
     if (!work_) return;
@@ -41,9 +38,9 @@ class RoiAlignCall : public RoiCall {
     const bool a = p_.aligned;
     int status;
     if (p_.mode == PoolMode::Avg)
-      status = OPLAB_KERNEL(roi_align_avg_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
+      status = OPLAB_KERNEL(roi_align_avg_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, a, ph, pw, s_.grid, out_b_);
     else
-      status = OPLAB_KERNEL(roi_align_max_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, sr_, a, ph, pw, grid_, out_b_);
+      status = OPLAB_KERNEL(roi_align_max_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, a, ph, pw, s_.grid, out_b_);
     check(status, ctx_, "roi_align forward");
   }
 
@@ -52,16 +49,15 @@ class RoiAlignCall : public RoiCall {
     const bool a = p_.aligned;
     int status;
     if (p_.mode == PoolMode::Avg)
-      status = OPLAB_KERNEL(roi_align_avg_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
+      status = OPLAB_KERNEL(roi_align_avg_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, s_.scale, s_.sr, a, s_.grid, gin_b_);
     else
-      status = OPLAB_KERNEL(roi_align_max_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, scale_, sr_, a, grid_, gin_b_);
+      status = OPLAB_KERNEL(roi_align_max_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, s_.scale, s_.sr, a, s_.grid, gin_b_);
     check(status, ctx_, "roi_align backward");
   }
 
  private:
   RoiAlignParams p_;
-  double scale_ = 1;
-  int sr_ = 0, grid_ = 1;
+  RoiSampling s_;
 };
 
 const HalideOpRegistrar registrar({"roi_align", run_call<RoiAlignCall>, nullptr, prepare_call<RoiAlignCall>});

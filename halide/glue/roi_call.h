@@ -1,8 +1,9 @@
 #pragma once
-// What the glue of the three RoI ops (roi_align, roi_pool, deform_roi_pool) shares: float32
-// copies of the feature map and the boxes, the output, and with grad_output the gradient of the
-// feature map; their Halide buffers; whether there is anything to compute; and the end of a
-// call (sync for the benchmark, result). Each op's call adds its parameters and kernel calls.
+// What the glue of the RoI ops (roi_align, roi_pool, deform_roi_pool, and through PsRoiCall,
+// ps_roi_view.h, ps_roi_align and ps_roi_pool) shares: float32 copies of the feature map and
+// the boxes, the output, and with grad_output the gradient of the feature map; their Halide
+// buffers; whether there is anything to compute; and the end of a call (sync for the benchmark,
+// result). Each op's call adds its parameters and kernel calls.
 #include <stdexcept>
 #include <string>
 

@@ -22,8 +22,8 @@ namespace {
 
 class RoiPoolCall : public RoiCall {
  public:
-  RoiPoolCall(const Case& c, HalideDevice device)
-      : RoiCall(c, device, parse_roi_pool(c).output_shape(), "roi_pool"), p_(parse_roi_pool(c)) {
+  RoiPoolCall(const Case& c, const ValidParams& vp, HalideDevice device)
+      : RoiCall(c, device, vp.output_shape, "roi_pool"), p_(vp.as<RoiPoolParams>()) {
     // torchvision's float kernel rounds x * s in float: so do these kernels.
     scale_ = float(p_.spatial_scale);
     // The backward kernel sees the gradient as planes of H * W pixels.
