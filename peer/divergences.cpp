@@ -86,9 +86,10 @@ std::optional<Case> interp_nearest_double_equivalent(const Case& c) {
   for (int64_t n = 0; n < planes; ++n)
     for (int64_t d = 0; d < axes[0].out; ++d)
       for (int64_t h = 0; h < axes[1].out; ++h)
-        for (int64_t w = 0; w < axes[2].out; ++w)
-          gathered.data[k++] =
-              x.data[size_t(n * in_plane + (src[0][size_t(d)] * axes[1].in + src[1][size_t(h)]) * axes[2].in + src[2][size_t(w)])];
+        for (int64_t w = 0; w < axes[2].out; ++w) {
+          const int64_t from = (src[0][size_t(d)] * axes[1].in + src[1][size_t(h)]) * axes[2].in + src[2][size_t(w)];
+          gathered.data[k++] = x.data[size_t(n * in_plane + from)];
+        }
   json size = json::array();
   for (const InterpAxis& a : p.axes) size.push_back(a.out);
   Case e = c;

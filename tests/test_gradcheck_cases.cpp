@@ -49,26 +49,28 @@ const std::map<std::string, std::vector<std::string>> kStated = {
       "sample y=-1", "sample y=len", "sample x=-1", "sample x=len", "sample y a hair from a border",
       "sample y on an interior lattice point", "sample x on an interior lattice point"}},
     {"roi_pool",
-     {"N=0", "K=0", "H=0 or W=0", "round tie (x*s = n + 0.5)", "reversed box", "box outside the image (empty bins)",
-      "more bins than pixels (overlapping bins)"}},
+     {"N=0", "K=0", "H=0 or W=0", "round tie (x*s = n + 0.5)", "reversed box",
+      "box outside the image (empty bins)", "more bins than pixels (overlapping bins)"}},
     {"roi_align",
-     {"N=0", "K=0", "H=0 or W=0", "max mode", "avg mode", "aligned", "not aligned", "fixed grid", "adaptive grid", "bins with no samples",
-      "adaptive grid on an exact integer", "adaptive grid a hair from an integer (ceil jumps)", "sample y=-1",
-      "sample y=0", "sample y=len-1", "sample y=len", "sample x=-1", "sample x=0", "sample x=len",
+     {"N=0", "K=0", "H=0 or W=0", "max mode", "avg mode", "aligned", "not aligned", "fixed grid", "adaptive grid",
+      "bins with no samples", "adaptive grid on an exact integer", "adaptive grid a hair from an integer (ceil jumps)",
+      "sample y=-1", "sample y=0", "sample y=len-1", "sample y=len", "sample x=-1", "sample x=0", "sample x=len",
       "sample y on an interior lattice point", "sample x on an interior lattice point"}},
     {"deform_roi_pool",
-     {"N=0", "K=0", "H=0 or W=0", "offset", "no offset", "fixed grid", "adaptive grid", "bins with no samples", "sample y=-1", "sample y=len",
-      "sample x=-1", "sample x=len", "sample y on an interior lattice point", "sample x on an interior lattice point"}},
+     {"N=0", "K=0", "H=0 or W=0", "offset", "no offset", "fixed grid", "adaptive grid", "bins with no samples",
+      "sample y=-1", "sample y=len", "sample x=-1", "sample x=len", "sample y on an interior lattice point",
+      "sample x on an interior lattice point"}},
     {"interpolate",
      {"N=0", "nearest 1-D", "nearest 2-D", "nearest 3-D", "nearest-exact 1-D", "nearest-exact 2-D", "nearest-exact 3-D",
       "area 1-D", "area 2-D", "area 3-D", "linear 1-D", "bilinear 2-D", "bicubic 2-D", "trilinear 3-D",
       "bicubic weights between pixels", "align_corners=true", "align_corners=false",
-      "align_corners scale (in-1)/(out-1) not 0 or 1", "linear or cubic axis of several pixels to size 1", "recompute=true", "downsampling", "scale factor < 1",
-      "nearest source index on a tie", "nearest index differs in float32 and double"}},
+      "align_corners scale (in-1)/(out-1) not 0 or 1", "linear or cubic axis of several pixels to size 1",
+      "recompute=true", "downsampling", "scale factor < 1", "nearest source index on a tie",
+      "nearest index differs in float32 and double"}},
     {"ps_roi_align",
-     {"N=0", "K=0", "H=0 or W=0", "several bins reading the image", "fixed grid", "adaptive grid", "bins with no samples", "sample y=-1",
-      "sample y=len", "sample x=-1", "sample x=len", "sample y on an interior lattice point",
-      "sample x on an interior lattice point"}},
+     {"N=0", "K=0", "H=0 or W=0", "several bins reading the image", "fixed grid", "adaptive grid",
+      "bins with no samples", "sample y=-1", "sample y=len", "sample x=-1", "sample x=len",
+      "sample y on an interior lattice point", "sample x on an interior lattice point"}},
     {"ps_roi_pool",
      {"N=0", "K=0", "H=0 or W=0", "several bins reading the image", "round tie (x*s = n + 0.5)", "reversed box",
       "more bins than pixels (overlapping bins)"}},
@@ -118,7 +120,8 @@ TEST(GradcheckCases, FewEmptiesValidAndDeterministic) {
     }
     EXPECT_LE(empties, kCases / 10) << d.name;
     ASSERT_EQ(a.size(), b.size()) << d.name;
-    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(case_to_json(a[i]).dump(), case_to_json(b[i]).dump()) << d.name << " case " << i;
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_EQ(case_to_json(a[i]).dump(), case_to_json(b[i]).dump()) << d.name << " case " << i;
   }
 }
 

@@ -70,7 +70,8 @@ class BugInterpNearestDouble : public Backend {
     const int64_t out_plane = int64_t(from.size());
     Tensor out(p.output_shape());
     for (int64_t n = 0; n < planes; ++n)
-      for (int64_t o = 0; o < out_plane; ++o) out.data[size_t(n * out_plane + o)] = x.data[size_t(n * in_plane + from[size_t(o)])];
+      for (int64_t o = 0; o < out_plane; ++o)
+        out.data[size_t(n * out_plane + o)] = x.data[size_t(n * in_plane + from[size_t(o)])];
     r.outputs["output"] = out;
     if (c.grad_output) {  // the transpose of the same gather
       Tensor g(x.shape);

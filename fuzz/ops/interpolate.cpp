@@ -86,7 +86,8 @@ rc::Gen<Case> gen() {
     auto offer = [&](const std::vector<NearestF32Axis>& table) { return nearest && !f32_axis ? &table : nullptr; };
     if (pick_one<int>({{1, 0}, {1, 1}}) == 0) {  // size
       json size = json::array();
-      for (int i = 0; i < nd; ++i) size.push_back(pick_size(shape[size_t(2 + i)], nd, offer(nearest_f32_sizes(exact)), f32_axis));
+      for (int i = 0; i < nd; ++i)
+        size.push_back(pick_size(shape[size_t(2 + i)], nd, offer(nearest_f32_sizes(exact)), f32_axis));
       c.params["size"] = scalar && !f32_axis ? size[0] : size;
     } else {  // scale_factor (the output size floor(in*sf) must stay positive)
       json sf = json::array();

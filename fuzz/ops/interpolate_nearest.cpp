@@ -37,7 +37,8 @@ void add_if_differs(InterpAxis a, bool exact, std::vector<NearestF32Axis>& found
 
 void sort_simplest_first(std::vector<NearestF32Axis>& v) {
   std::sort(v.begin(), v.end(), [](const NearestF32Axis& x, const NearestF32Axis& y) {
-    return std::make_tuple(x.in, x.out, x.scale_factor.value_or(0)) < std::make_tuple(y.in, y.out, y.scale_factor.value_or(0));
+    return std::make_tuple(x.in, x.out, x.scale_factor.value_or(0)) <
+           std::make_tuple(y.in, y.out, y.scale_factor.value_or(0));
   });
 }
 

@@ -23,19 +23,22 @@ void features(const Case& c, std::set<std::string>& f) {
   // What makes the op position-sensitive: bins of one box reading different channels, which
   // needs two bins with a sample in the image (most drawn boxes have none, and a zero gradient).
   for (int64_t k = 0; k < p.K; ++k) {
-    const ref::RoiBox b = ref::roi_box(c.in("rois"), k, p.spatial_scale, ref::kAlignedBox, p.PH, p.PW, p.sampling_ratio);
+    const ref::RoiBox b =
+        ref::roi_box(c.in("rois"), k, p.spatial_scale, ref::kAlignedBox, p.PH, p.PW, p.sampling_ratio);
     // A sample is in range when both its coordinates are (roi_bilinear), so each axis is
     // searched alone: a far-outside box's adaptive grid can be a million samples per bin.
     auto any_y = [&](int64_t ph) {
-      for (int64_t iy = 0; iy < b.gh; ++iy)
-        if (ref::roi_bilinear(ref::roi_sample(ref::roi_bin_start(b.sy, ph, b.bin_h), b.bin_h, iy, b.gh), 0, p.H, p.W).in_range)
-          return true;
+      for (int64_t iy = 0; iy < b.gh; ++iy) {
+        const double y = ref::roi_sample(ref::roi_bin_start(b.sy, ph, b.bin_h), b.bin_h, iy, b.gh);
+        if (ref::roi_bilinear(y, 0, p.H, p.W).in_range) return true;
+      }
       return false;
     };
     auto any_x = [&](int64_t pw) {
-      for (int64_t ix = 0; ix < b.gw; ++ix)
-        if (ref::roi_bilinear(0, ref::roi_sample(ref::roi_bin_start(b.sx, pw, b.bin_w), b.bin_w, ix, b.gw), p.H, p.W).in_range)
-          return true;
+      for (int64_t ix = 0; ix < b.gw; ++ix) {
+        const double x = ref::roi_sample(ref::roi_bin_start(b.sx, pw, b.bin_w), b.bin_w, ix, b.gw);
+        if (ref::roi_bilinear(0, x, p.H, p.W).in_range) return true;
+      }
       return false;
     };
     int64_t read = 0;

@@ -23,7 +23,8 @@ void features(const Case& c, std::set<std::string>& f) {
     int64_t read = 0;
     for (int64_t ph = 0; ph < p.PH; ++ph)
       for (int64_t pw = 0; pw < p.PW; ++pw)
-        read += !ref::pool_bin(c.in("rois"), k, p.spatial_scale, ref::kPsRoiPoolBox, p.PH, p.PW, ph, pw, p.H, p.W).empty();
+        read += !ref::pool_bin(c.in("rois"), k, p.spatial_scale, ref::kPsRoiPoolBox, p.PH, p.PW, ph, pw, p.H, p.W)
+                     .empty();
     if (read >= 2) f.insert("several bins reading the image");
   }
 }
