@@ -8,6 +8,8 @@
 #include <vector>
 #include <tuple>
 
+#include "core/op_desc.h"
+#include "core/params.h"
 #include "fuzz/case_edit.h"
 #include "fuzz/gen_values.h"
 #include "fuzz/roi_family.h"
@@ -270,6 +272,12 @@ Permuted permute_roi(const Case& c, int64_t channel_block) {
     return permute_dim(t, 0, pk);  // grads.offset
   };
   return out;
+}
+
+Permuted permute_ps_roi(const Case& c) {
+  const ValidParams vp = op_desc(c.op).parse(c);
+  const PsRoiParams& p = vp.as<PsRoiParams>();
+  return permute_roi(c, p.PH * p.PW);
 }
 
 }  // namespace oplab::fuzz

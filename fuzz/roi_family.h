@@ -56,6 +56,10 @@ void roi_rounded_features(const Case& c, const RoiFrame& p, bool plus_one, std::
 // reads (PH*PW for the position-sensitive ops), moved together.
 Permuted permute_roi(const Case& c, int64_t channel_block = 1);
 
+// permute_roi for the position-sensitive ops (PsRoiParams): each output channel's PH * PW
+// input channels move together.
+Permuted permute_ps_roi(const Case& c);
+
 // Where a sampling coordinate lies relative to the borders -1, 0, len-1, len of an axis.
 void classify_coord(double v, int64_t len, const char* axis, std::set<std::string>& f);
 

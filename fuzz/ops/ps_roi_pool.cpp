@@ -29,12 +29,7 @@ void features(const Case& c, std::set<std::string>& f) {
   }
 }
 
-Permuted permute(const Case& c) {
-  const PsRoiParams p = parse_ps_roi_pool(c);
-  return permute_roi(c, p.PH * p.PW);
-}
-
-const OpFuzzRegistrar kRegistrar{"ps_roi_pool", {gen, ps_roi_mutations, features, permute, always_linear, {"input"}}};
+const OpFuzzRegistrar kRegistrar{"ps_roi_pool", {gen, ps_roi_mutations, features, permute_ps_roi, always_linear, {"input"}}};
 
 }  // namespace
 
