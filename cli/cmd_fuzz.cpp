@@ -2,15 +2,17 @@
 //   oplab fuzz --op OP|all --backend B|all [--against ref] (--time S | --cases N) [--seed S]
 //              [--shard K/N] [--out DIR] [--keep-going] [--property P]... [--timeout S]
 //              [--shrink-time S] [--no-fork] [--progress-every S]
-// Exit: 0 no failure that counts, 1 failures (each shrunk and saved under DIR/failures; under
-// `--backend all` only those of implementations count, cli/builtin_backends.h), 2 bad command
-// line (one line on stderr), 130 interrupted (everything found so far is saved).
+// Exit: 0 no failure that counts, 1 failures (each shrunk and saved under DIR/failures) or
+// findings (boundary flips over budget); under `--backend all` only those of implementations
+// count, cli/builtin_backends.h), 2 bad command line (one line on stderr), 130 interrupted
+// (everything found so far is saved). `oplab campaign` is this engine with fixed settings.
 #include <algorithm>
 #include <unistd.h>
 
 #include <iostream>
 
 #include "cli/builtin_backends.h"
+#include "cli/campaign_cli.h"
 #include "cli/commands.h"
 #include "fuzz/arg_parse.h"
 #include "fuzz/campaign.h"
@@ -21,8 +23,8 @@ namespace {
 
 struct Args {
   std::vector<std::string> ops, backends, properties;
-  std::string against = "ref", time, cases, seed = "1", shard = "0/1", out = "out/fuzz", timeout = "10",
-              shrink_time = "30", progress_every = "10";
+  std::string against = "ref", time, cases, out = "out/fuzz";
+  EngineArgs engine;
   bool keep_going = false, no_fork = false;
 };
 
@@ -51,32 +53,9 @@ int run(const Args& a, const std::vector<std::string>& extras) {
     if (!fuzz::parse_uint(a.cases, &n, &err, false)) return usage_error("fuzz: --cases " + err);
     o.cases = int64_t(n);
   }
-  if (!fuzz::parse_uint(a.seed, &o.seed, &err, true)) return usage_error("fuzz: --seed " + err);
-  if (!fuzz::parse_seconds(a.timeout, &o.isolation.timeout_s, &err)) return usage_error("fuzz: --timeout " + err);
-  if (!fuzz::parse_seconds(a.shrink_time, &o.shrink_time_s, &err)) return usage_error("fuzz: --shrink-time " + err);
-  if (!fuzz::parse_seconds(a.progress_every, &o.progress_every_s, &err))
-    return usage_error("fuzz: --progress-every " + err);
-  const auto shard = fuzz::parse_shard(a.shard, &err);
-  if (!shard) return usage_error("fuzz: " + err);
-  o.shard = *shard;
-
-  fuzz::CampaignResult r;
-  try {
-    r = fuzz::run_campaign(o, builtin_backends(), std::cout);
-  } catch (const std::invalid_argument& e) {
-    return usage_error(e.what());
-  } catch (const std::exception& e) {
-    std::cerr << "fuzz: " << e.what() << '\n';
-    return kFailed;
-  }
-  std::cout << (r.interrupted ? "interrupted" : "finished") << ": " << r.cases << " cases, " << r.checks << " checks, "
-            << r.failures.size() << " failures in " << r.seconds << " s; summary: " << o.out << "/summary.json\n";
-  FailureTally tally;
+  if (const std::string bad = parse_engine_args(a.engine, "fuzz", &o); !bad.empty()) return usage_error(bad);
   const bool named = std::find(a.backends.begin(), a.backends.end(), "all") == a.backends.end();
-  for (const auto& f : r.failures) tally.add(builtin_backends().find(f.backend), named);
-  std::cout << tally.describe() << '\n';
-  if (r.interrupted) return 130;
-  return tally.counted ? kFailed : kOk;
+  return run_and_finish(o, "fuzz", named);
 }
 
 }  // namespace
@@ -91,14 +70,10 @@ static void add_fuzz(CLI::App& app) {
   sub->add_option("--property,-p", a->properties, "property to check (repeatable), or all (default)");
   sub->add_option("--time,-t", a->time, "seconds to run (stops starting new cases)");
   sub->add_option("--cases,-n", a->cases, "cases per op (indices 0..N-1, split among shards)");
-  sub->add_option("--seed,-s", a->seed, "campaign seed (default 1)");
-  sub->add_option("--shard", a->shard, "K/N: run the cases i with i mod N == K (default 0/1)");
   sub->add_option("--out,-o", a->out, "output folder (default out/fuzz)");
   sub->add_flag("--keep-going,-k", a->keep_going, "continue after a failure");
-  sub->add_option("--timeout", a->timeout, "seconds before an evaluation counts as hung (default 10)");
-  sub->add_option("--shrink-time", a->shrink_time, "seconds of shrinking per failure (default 30)");
   sub->add_flag("--no-fork", a->no_fork, "evaluate in-process (faster; a crash ends the campaign)");
-  sub->add_option("--progress-every", a->progress_every, "seconds between progress lines when not a terminal");
+  add_engine_options(sub, a->engine);  // --seed --shard --timeout --shrink-time (default 30) --progress-every
   sub->callback([a, sub] { set_exit_code(run(*a, sub->remaining())); });
 }
 

@@ -91,7 +91,7 @@ int run_gradcheck(const Options& o) {
   for (const auto& r : records)
     if (r.failed()) ++failures, tally.add(reg.find(r.backend), o.backend != "all");
   for (const auto& r : records)
-    if (r.failed()) std::cout << "FAIL " << r.op << " " << r.backend << " " << r.input << " " << r.method << " case " << r.case_index << ": " << r.detail << '\n';
+    if (r.failed()) std::cout << compare::verdict_name(r.verdict) << " " << r.op << " " << r.backend << " " << r.input << " " << r.method << " case " << r.case_index << ": " << r.detail << '\n';
 
   if (!o.out.empty()) {
     json recs = json::array(), roles = json::object();

@@ -52,7 +52,7 @@ int run(const Args& a, const std::vector<std::string>& extras) {
               << " failed on " << r.record.value("backend", std::string("?")) << ": "
               << r.record.value("detail", std::string()) << '\n';
   for (const auto& c : r.checks) {
-    std::cout << "  " << c.property << " on " << c.backend << ": " << fuzz::status_name(c.result.status);
+    std::cout << "  " << c.property << " on " << c.backend << ": " << compare::verdict_name(c.result.verdict);
     if (!c.result.detail.empty()) std::cout << " (" << c.result.detail << ")";
     std::cout << '\n';
   }

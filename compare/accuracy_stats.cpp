@@ -9,13 +9,13 @@
 namespace oplab::compare {
 
 void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
-  if (o.kind != FloatOutcome::Pass && o.kind != FloatOutcome::Flip) return;
+  if (o.verdict != Verdict::Agree && o.verdict != Verdict::BoundaryFlip) return;
   ++cases_;
   flip_budget_ = o.flip_budget;
-  rule_ = o.rule;
+  rule_ = flip_rule_name(o.rule);
   // A flipped case is counted, not measured: its flipped elements are off by a discrete
   // decision, not by rounding, and would swamp the metrics of everything else.
-  if (o.kind == FloatOutcome::Flip) {
+  if (o.verdict == Verdict::BoundaryFlip) {
     ++flips_;
     for (size_t k = 0; k < kFlipKinds; ++k) {
       flip_elements_[k] += o.flips[k];
@@ -23,14 +23,8 @@ void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
     }
     return;
   }
-  worst_ratio_ = std::max(worst_ratio_, o.worst_ratio);
   const Metrics& m = o.output_metrics;
-  max_abs_ = std::max(max_abs_, m.max_abs);
-  max_rel_ = std::max(max_rel_, m.max_rel);
-  max_abs_small_ = std::max(max_abs_small_, m.max_abs_small);
-  diff1_ = std::max(diff1_, m.diff1);
-  diff2_ = std::max(diff2_, m.diff2);
-  max_ulp_ = std::max(max_ulp_, m.max_ulp);
+  peaks_.raise_to({o.worst_ratio, m.max_abs, m.max_rel, m.max_abs_small, m.diff1, m.diff2, m.max_ulp});
 
   // ULP histogram and the heatmap over the last two dims of the output (relative position).
   const Shape& s = o.output_shape;
@@ -56,7 +50,7 @@ void AccuracyStats::add(const Case& c, const FloatOutcome& o) {
 
 std::string AccuracyStats::flip_summary() const {
   std::ostringstream os;
-  os << flips_ << " of " << cases_ << " cases (budget " << flip_budget_ * 100 << "%, " << flip_rule_name(rule_) << ")";
+  os << flips_ << " of " << cases_ << " cases (budget " << flip_budget_ * 100 << "%, " << rule_ << ")";
   const char* sep = ": ";
   for (size_t k = 0; k < kFlipKinds; ++k)
     if (flip_cases_[k]) {
@@ -78,6 +72,8 @@ json AccuracyStats::to_json() const {
   }
   json driving = json::array();
   for (const auto& [p, r] : driving_) driving.push_back({p, r});
+  json heat_sum = json::array(), heat_n = json::array();
+  for (size_t k = 0; k < heat_sum_.size(); ++k) heat_sum.push_back(heat_sum_[k]), heat_n.push_back(heat_n_[k]);
   json kinds = json::object(), kind_elements = json::object();
   for (size_t k = 0; k < kFlipKinds; ++k) {
     kinds[flip_kind_name(FlipKind(k))] = flip_cases_[k];
@@ -88,20 +84,69 @@ json AccuracyStats::to_json() const {
               {"boundary_flips", flips_},
               {"boundary_flips_by_kind", kinds},
               {"flipped_elements_by_kind", kind_elements},
-              {"flip_rule", flip_rule_name(rule_)},
+              {"flip_rule", rule_},
               {"flip_budget", flip_budget_},
               {"flips_over_budget", over_flip_budget()},
-              {"worst_error_over_bound", worst_ratio_},
-              {"max_abs", max_abs_},
-              {"max_rel", max_rel_},
-              {"diff1", diff1_},
-              {"diff2", diff2_},
-              {"diff3", {{"max_rel_above_th", max_rel_}, {"max_abs_below_th", max_abs_small_}, {"th", 1e-6}}},
-              {"max_ulp", max_ulp_},
+              {"worst_error_over_bound", peaks_.worst_ratio},
+              {"max_abs", peaks_.max_abs},
+              {"max_rel", peaks_.max_rel},
+              {"diff1", peaks_.diff1},
+              {"diff2", peaks_.diff2},
+              {"diff3", {{"max_rel_above_th", peaks_.max_rel}, {"max_abs_below_th", peaks_.max_abs_small}, {"th", 1e-6}}},
+              {"max_ulp", peaks_.max_ulp},
               {"ulp_histogram", ulp_hist_},
               {"driving_parameter", driving_name_},
               {"error_vs_driving", driving},
-              {"heatmap_mean_error_over_bound", heat}};
+              {"heatmap_mean_error_over_bound", heat},
+              {"heatmap_sum", heat_sum},
+              {"heatmap_n", heat_n}};
+}
+
+void AccuracyStats::Peaks::raise_to(const Peaks& p) {
+  for (auto [mine, theirs] : {std::pair{&worst_ratio, p.worst_ratio}, {&max_abs, p.max_abs}, {&max_rel, p.max_rel},
+                              {&max_abs_small, p.max_abs_small}, {&diff1, p.diff1}, {&diff2, p.diff2},
+                              {&max_ulp, p.max_ulp}})
+    *mine = std::max(*mine, theirs);
+}
+
+void AccuracyStats::merge(const AccuracyStats& o) {
+  if (o.cases_ == 0) return;
+  cases_ += o.cases_, flips_ += o.flips_, elements_ += o.elements_;
+  for (size_t k = 0; k < kFlipKinds; ++k) flip_cases_[k] += o.flip_cases_[k], flip_elements_[k] += o.flip_elements_[k];
+  flip_budget_ = o.flip_budget_;
+  rule_ = o.rule_;
+  peaks_.raise_to(o.peaks_);
+  for (size_t b = 0; b < ulp_hist_.size(); ++b) ulp_hist_[b] += o.ulp_hist_[b];
+  if (!o.driving_name_.empty()) driving_name_ = o.driving_name_;
+  for (const auto& p : o.driving_)
+    if (driving_.size() < 2000) driving_.push_back(p);
+  for (size_t k = 0; k < heat_sum_.size(); ++k) heat_sum_[k] += o.heat_sum_[k], heat_n_[k] += o.heat_n_[k];
+}
+
+AccuracyStats AccuracyStats::from_json(const json& j) {
+  AccuracyStats a;
+  a.cases_ = j.at("cases").get<int64_t>();
+  a.elements_ = j.at("elements").get<int64_t>();
+  a.flips_ = j.at("boundary_flips").get<int64_t>();
+  for (size_t k = 0; k < kFlipKinds; ++k) {
+    const char* name = flip_kind_name(FlipKind(k));
+    a.flip_cases_[k] = j.at("boundary_flips_by_kind").value(name, int64_t(0));
+    a.flip_elements_[k] = j.at("flipped_elements_by_kind").value(name, int64_t(0));
+  }
+  a.rule_ = j.at("flip_rule").get<std::string>();
+  a.flip_budget_ = j.at("flip_budget").get<double>();
+  a.peaks_ = {j.at("worst_error_over_bound").get<double>(),         j.at("max_abs").get<double>(),
+              j.at("max_rel").get<double>(),
+              j.at("diff3").at("max_abs_below_th").get<double>(), j.at("diff1").get<double>(),
+              j.at("diff2").get<double>(),                         j.at("max_ulp").get<double>()};
+  for (size_t b = 0; b < a.ulp_hist_.size(); ++b) a.ulp_hist_[b] = j.at("ulp_histogram").at(b).get<int64_t>();
+  a.driving_name_ = j.at("driving_parameter").get<std::string>();
+  for (const auto& p : j.at("error_vs_driving")) a.driving_.emplace_back(p.at(0).get<double>(), p.at(1).get<double>());
+  for (size_t k = 0; k < a.heat_sum_.size(); ++k) {
+    a.heat_sum_[k] = j.at("heatmap_sum").at(k).get<double>();
+    a.heat_n_[k] = j.at("heatmap_n").at(k).get<int64_t>();
+  }
+  return a;
 }
 
 }  // namespace oplab::compare

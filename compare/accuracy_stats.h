@@ -20,7 +20,13 @@ class AccuracyStats {
   static constexpr int kHeat = 8;         // heatmap cells per side over relative (y, x)
 
   void add(const Case& c, const FloatOutcome& o);
+  // Another accumulation (one case judged in a forked child, a shard of a campaign) added to
+  // this one, as if its cases had been added here.
+  void merge(const AccuracyStats& other);
+  // to_json is lossless: from_json(to_json()) merges like the original (the heatmap keeps its
+  // sums and counts beside the means a report plots).
   json to_json() const;
+  static AccuracyStats from_json(const json& j);
 
   int64_t cases() const { return cases_; }
   int64_t flipped_cases() const { return flips_; }
@@ -38,8 +44,12 @@ class AccuracyStats {
   int64_t cases_ = 0, flips_ = 0, elements_ = 0;
   std::array<int64_t, kFlipKinds> flip_cases_{}, flip_elements_{};
   double flip_budget_ = 0;
-  FlipRule rule_ = FlipRule::KernelRounding;
-  double worst_ratio_ = 0, max_abs_ = 0, max_rel_ = 0, max_abs_small_ = 0, diff1_ = 0, diff2_ = 0, max_ulp_ = 0;
+  std::string rule_;  // flip_rule_name of the backend's rule, once a case was added
+  // The largest of each SPEC §9 metric over the measured cases.
+  struct Peaks {
+    double worst_ratio = 0, max_abs = 0, max_rel = 0, max_abs_small = 0, diff1 = 0, diff2 = 0, max_ulp = 0;
+    void raise_to(const Peaks& p);
+  } peaks_;
   std::array<int64_t, kUlpBuckets> ulp_hist_{};
   std::string driving_name_;
   std::vector<std::pair<double, double>> driving_;  // (parameter, worst error/bound of the case)

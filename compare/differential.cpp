@@ -6,17 +6,6 @@
 
 namespace oplab::compare {
 
-const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::Agree: return "agree";
-    case Verdict::NamedDivergence: return "named-divergence";
-    case Verdict::Disagree: return "DISAGREE";
-    case Verdict::Unsupported: return "unsupported";
-    case Verdict::Error: return "ERROR";
-  }
-  return "?";
-}
-
 double tensor_error(const std::string& what, const Tensor& want, const Tensor& got, const Tolerance& tol,
                     std::string* detail) {
   if (want.shape != got.shape) {

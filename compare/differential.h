@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/verdict.h"
 #include "core/backend.h"
 #include "peer/divergences.h"
 
@@ -20,8 +21,6 @@ struct Tolerance {
   double adjoint = 1e-12;
 };
 
-enum class Verdict { Agree, NamedDivergence, Disagree, Unsupported, Error };
-const char* verdict_name(Verdict v);
 
 struct Outcome {
   Verdict verdict = Verdict::Agree;

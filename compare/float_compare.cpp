@@ -10,17 +10,6 @@
 
 namespace oplab::compare {
 
-const char* float_outcome_name(FloatOutcome::Kind k) {
-  switch (k) {
-    case FloatOutcome::Pass: return "pass";
-    case FloatOutcome::Flip: return "boundary-flip";
-    case FloatOutcome::Fail: return "FAIL";
-    case FloatOutcome::Unsupported: return "unsupported";
-    case FloatOutcome::Error: return "ERROR";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of float32
@@ -131,18 +120,18 @@ bool evaluate_sides(Backend& ref, Backend& backend, const Case& c, Sides& s, Flo
       }
     }
   } catch (const std::exception& e) {
-    o.kind = FloatOutcome::Error;
+    o.verdict = Verdict::Error;
     o.detail = std::string("ref: ") + e.what();
     return false;
   }
   try {
     s.got = evaluate(backend, c);
   } catch (const Unsupported& e) {
-    o.kind = FloatOutcome::Unsupported;
+    o.verdict = Verdict::Unsupported;
     o.detail = e.what();
     return false;
   } catch (const std::exception& e) {
-    o.kind = FloatOutcome::Error;
+    o.verdict = Verdict::Error;
     o.detail = e.what();
     return false;
   }
@@ -290,7 +279,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
   for (const auto& [key, w] : all_tensors(s.want).list) {
     const Tensor* g = find(s.got, key);
     if (!g || g->shape != w->shape) {
-      o.kind = FloatOutcome::Fail;
+      o.verdict = Verdict::Disagree;
       o.detail = key + (g ? ": shape " + shape_str(g->shape) + " != " + shape_str(w->shape) : " missing");
       return o;
     }
@@ -322,12 +311,12 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
       std::ostringstream os;
       os.precision(9);
       os << key << "[" << i << "]: " << e << " vs ref " << r << " (bound " << bound << ")";
-      o.kind = FloatOutcome::Fail;
+      o.verdict = Verdict::Disagree;
       o.detail = os.str();
       return o;
     }
   }
-  if (flipped) o.kind = FloatOutcome::Flip;
+  if (flipped) o.verdict = Verdict::BoundaryFlip;
   return o;
 }
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "compare/flip_rule.h"
+#include "compare/verdict.h"
 #include "core/backend.h"
 #include "core/metrics.h"
 
@@ -38,7 +39,8 @@ namespace oplab::compare {
 constexpr double kDefaultBoundMultiple = 8.0;
 
 struct FloatOutcome {
-  enum Kind { Pass, Flip, Fail, Unsupported, Error } kind = Pass;
+  // agree, boundary-flip, DISAGREE, unsupported or ERROR (compare/verdict.h).
+  Verdict verdict = Verdict::Agree;
   double worst_ratio = 0;  // max over elements of |e - r| / B_i (of the passing comparison)
   std::string detail;      // the first failing element, or the error text
   // The forward output, for reports: SPEC §9 metrics (ULP in float32, th = 1e-6) and each
@@ -53,7 +55,6 @@ struct FloatOutcome {
   FlipRule rule = FlipRule::KernelRounding;
   double flip_budget = 0;
 };
-const char* float_outcome_name(FloatOutcome::Kind k);
 
 FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c,
                                    double multiple = kDefaultBoundMultiple);

@@ -9,6 +9,7 @@
 #include "core/case_io.h"
 #include "core/op_desc.h"
 #include "fuzz/campaign_log.h"
+#include "fuzz/campaign_records.h"
 #include "fuzz/generators.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/progress.h"
@@ -27,6 +28,7 @@ struct Plan {
   std::vector<Backend*> subjects;
   Backend* against = nullptr;
   std::vector<const Property*> properties;
+  json unavailable = json::object();  // backend -> why it cannot run here (left out of "all")
 };
 
 // How a check failed, coarsely: shrinking keeps only candidates that fail the same way, so a
@@ -64,8 +66,10 @@ Plan resolve(const CampaignOptions& opt, Registry& reg) {
   if (auto why = plan.against->unavailable_reason())
     throw std::invalid_argument("fuzz: --against " + opt.against + " cannot run here: " + *why);
   if (is_all(opt.backends) && !opt.backends.empty()) {
-    for (Backend* b : reg.all())
-      if (!b->unavailable_reason()) plan.subjects.push_back(b);
+    for (Backend* b : reg.all()) {
+      if (auto why = b->unavailable_reason()) plan.unavailable[b->name()] = *why;
+      else if (b != plan.against || !opt.oracle_excluded) plan.subjects.push_back(b);
+    }
   } else {
     if (opt.backends.empty()) throw std::invalid_argument("fuzz: --backend is required (a name from `oplab backends`, or all)");
     for (const auto& name : opt.backends) {
@@ -169,8 +173,9 @@ class Runner {
           }
         }
         if (!ctx[k]) ctx[k].emplace(*drawn[k], *b, *plan_.against, opt_.isolation);
+        const auto t = clock_type::now();
         const CheckResult r = run_check(*p, *ctx[k]);
-        tally(*b, op, *p, r);
+        tally(*b, op, *p, r, std::chrono::duration<double>(clock_type::now() - t).count());
         if (r.failed()) {
           record_failure(op, index, seed, size, *b, *p, *drawn[k], r);
           break;  // one failure per case and backend: the rest would repeat it
@@ -181,11 +186,10 @@ class Runner {
     }
   }
 
-  void tally(const Backend& b, const std::string& op, const Property& p, const CheckResult& r) {
+  void tally(const Backend& b, const std::string& op, const Property& p, const CheckResult& r, double secs) {
     ++result_.checks;
-    ++checks_[b.name()][op][p.name][status_name(r.status)];
-    if (r.status == Status::Pass && !r.detail.empty()) ++notes_[r.detail];
-    if (r.status == Status::Skip) {
+    records_.at(op, b, p.name, plan_.against->name()).add(r, secs);
+    if (r.verdict == Verdict::Skipped || r.verdict == Verdict::Unsupported) {
       auto& reasons = skips_[p.name];
       const std::string why = r.detail.substr(0, 100);
       if (reasons.count(why) || reasons.size() < 20) ++reasons[why];
@@ -214,6 +218,7 @@ class Runner {
                    {"crashed", r.crashed},
                    {"metrics", r.metrics},
                    {"found_after_s", found},
+                   {"found_after_cases", result_.cases},
                    {"shrunk", false},
                    {"case", case_to_json(original)},
                    {"replay", "oplab replay " + log_.record_path(id)}};
@@ -222,7 +227,13 @@ class Runner {
     log_.event({{"event", "failure-found"}, {"id", id}, {"op", op}, {"backend", b.name()}, {"property", p.name},
                 {"detail", r.detail}, {"crashed", r.crashed}, {"found_after_s", found}},
                true);
-    progress_.message("FAIL " + p.name + " " + op + " on " + b.name() + ": " + r.detail);
+    progress_.message(std::string(compare::verdict_name(r.verdict)) + " " + p.name + " " + op + " on " + b.name() + ": " +
+                      r.detail);
+    if (opt_.shrink_time_s <= 0) {  // no shrinking asked: the case as drawn is the record
+      record["shrink"] = {{"skipped", "no shrinking asked (shrink time 0)"}};
+      note_failure(record, found, 0);
+      return;
+    }
 
     // Shrink: the same property, on the same backends, on RapidCheck's smaller candidates.
     phase_ = "shrinking " + id;
@@ -255,24 +266,31 @@ class Runner {
     }
     record["shrink"] = {{"reproduced", s.reproduced}, {"accepted", s.accepted}, {"tried", s.tried},
                         {"seconds", s.seconds}, {"budget_exhausted", s.budget_exhausted}, {"interrupted", interrupted}};
-    const Case& minimal = s.reproduced ? s.minimal : original;
-    log_.save_failure(id, record, minimal);
+    log_.save_failure(id, record, s.reproduced ? s.minimal : original);
+    note_failure(record, found, s.seconds);
+    progress_.message("  minimal case (" + std::to_string(s.accepted) + " shrinks, " + std::to_string(s.tried) +
+                      " tried): " + record["case"].dump() + "\n  " + result_.failures.back().detail +
+                      "\n  replay: oplab replay " + result_.failures.back().record_path);
+    write_summary("running");
+    if (interrupted) throw Interrupted();
+  }
+
+  // The failure's final record is on disk: log it and add it to the result.
+  void note_failure(const json& record, double found, double shrink_s) {
     json ev = record;
     ev.erase("original_case");
     ev["event"] = "failure";
     log_.event(ev, true);
-
+    const std::string id = record["id"];
     FailureSummary f;
-    f.id = id, f.op = op, f.backend = b.name(), f.property = p.name, f.detail = record["detail"];
+    f.id = id, f.op = record["op"], f.backend = record["backend"], f.property = record["property"];
+    f.detail = record["detail"];
     f.record_path = log_.record_path(id), f.case_path = log_.case_path(id);
     f.minimal_case = record["case"];
-    f.found_after_s = found, f.shrink_s = s.seconds, f.shrunk = s.reproduced;
+    f.found_after_s = found, f.shrink_s = shrink_s, f.shrunk = record["shrunk"];
+    f.found_after_cases = record["found_after_cases"];
     result_.failures.push_back(f);
-    progress_.message("  minimal case (" + std::to_string(s.accepted) + " shrinks, " + std::to_string(s.tried) +
-                      " tried): " + record["case"].dump() + "\n  " + f.detail + "\n  replay: oplab replay " +
-                      f.record_path);
-    write_summary("running");
-    if (interrupted) throw Interrupted();
+    if (opt_.shrink_time_s <= 0) progress_.message("  replay: oplab replay " + f.record_path);
   }
 
   void periodic() {
@@ -329,16 +347,17 @@ class Runner {
                           {"found_after_s", f.found_after_s}, {"shrunk", f.shrunk}});
     const double secs = elapsed();
     result_.summary = {{"kind", "oplab-fuzz-campaign"},
-                       {"version", 1},
+                       {"version", 2},
                        {"status", status},
                        {"started", started_},
                        {"elapsed_s", secs},
                        {"options", options_json()},
                        {"cases", {{"total", result_.cases}, {"per_op", per_op_}}},
                        {"cases_per_second", secs > 0 ? double(result_.cases) / secs : 0.0},
-                       {"checks", checks_},
                        {"checks_total", result_.checks},
-                       {"passed_with_note", notes_},
+                       {"records", records_.to_json()},
+                       {"findings", records_.findings()},
+                       {"unavailable_backends", plan_.unavailable},
                        {"skip_reasons", skips_},
                        {"failures", failures}};
     log_.write_summary(result_.summary);
@@ -352,8 +371,7 @@ class Runner {
   std::string started_;
   CampaignResult result_;
   std::map<std::string, int64_t> per_op_;
-  std::map<std::string, std::map<std::string, std::map<std::string, std::map<std::string, int64_t>>>> checks_;
-  std::map<std::string, int64_t> notes_;
+  CampaignRecords records_;
   std::map<std::string, std::map<std::string, int64_t>> skips_;
   std::map<std::string, rc::Gen<Case>> valid_gens_, invalid_gens_;
   std::string phase_;

@@ -31,7 +31,8 @@ struct CampaignOptions {
   std::string out = "out/fuzz";
   bool keep_going = false;              // false: stop after the first failure (shrunk and saved)
   Isolation isolation;
-  double shrink_time_s = 30;            // per failure
+  double shrink_time_s = 30;            // per failure; 0: no shrinking (the case as drawn is saved)
+  bool oracle_excluded = false;         // under backends {"all"}: the oracle is no subject of its own
   bool live_progress = false;           // a terminal: one line rewritten in place
   double progress_every_s = 10;         // otherwise: a plain line this often
 };
@@ -41,6 +42,7 @@ struct FailureSummary {
   std::string record_path, case_path;
   nlohmann::json minimal_case;
   double found_after_s = 0;  // campaign time when the failing case was first evaluated
+  int64_t found_after_cases = 0;  // cases the campaign had started by then, itself included
   double shrink_s = 0;
   bool shrunk = false;
 };
@@ -51,7 +53,7 @@ struct CampaignResult {
   std::vector<FailureSummary> failures;
   double seconds = 0;
   bool interrupted = false;
-  nlohmann::json summary;  // what summary.json holds
+  nlohmann::json summary;  // what summary.json holds (its "records": fuzz/campaign_records.h)
 };
 
 // Throws std::invalid_argument with a one-line message for options that name an unknown op,

@@ -7,6 +7,7 @@
 
 #include "core/case_io.h"
 #include "fuzz/campaign_log.h"
+#include "fuzz/campaign_records.h"
 #include "fuzz/seeds.h"
 
 namespace oplab::fuzz {
@@ -43,6 +44,9 @@ json merge_campaigns(const std::vector<std::string>& dirs, const std::string& ou
     json s = read_json_file(p.string());
     if (s.value("kind", std::string()) != "oplab-fuzz-campaign")
       throw std::invalid_argument("merge: " + p.string() + " is not the summary of a fuzz campaign");
+    if (s.value("version", 0) != 2)
+      throw std::invalid_argument("merge: " + p.string() + " has summary version " + s.value("version", json(0)).dump() +
+                                  "; this oplab merges version 2 (rerun the shard)");
     summaries.push_back(std::move(s));
   }
 
@@ -73,16 +77,16 @@ json merge_campaigns(const std::vector<std::string>& dirs, const std::string& ou
     if (!seen.count(k)) missing.push_back(std::to_string(k) + "/" + std::to_string(shard_count));
 
   CampaignLog log(out);  // creates OUT and OUT/failures
-  json merged = {{"kind", "oplab-fuzz-merged"}, {"version", 1}, {"options", first}, {"shards", shards},
+  json merged = {{"kind", "oplab-fuzz-merged"}, {"version", 2}, {"options", first}, {"shards", shards},
                  {"missing_shards", missing}};
   merged["options"].erase("shard");
-  json cases = json::object(), checks = json::object(), notes = json::object(), skips = json::object();
+  json cases = json::object(), skips = json::object();
+  CampaignRecords records;
   double elapsed_max = 0;
   bool all_finished = missing.empty();
   for (const json& s : summaries) {
     add_counts(cases, s["cases"]);
-    add_counts(checks, s.value("checks", json::object()));
-    add_counts(notes, s.value("passed_with_note", json::object()));
+    records.merge(s.value("records", json::array()));
     add_counts(skips, s.value("skip_reasons", json::object()));
     elapsed_max = std::max(elapsed_max, s.value("elapsed_s", 0.0));
     all_finished &= s.value("status", std::string()) == "finished";
@@ -123,8 +127,8 @@ json merge_campaigns(const std::vector<std::string>& dirs, const std::string& ou
   merged["status"] = all_finished ? "finished" : "partial";
   merged["elapsed_s"] = elapsed_max;
   merged["cases"] = cases;
-  merged["checks"] = checks;
-  merged["passed_with_note"] = notes;
+  merged["records"] = records.to_json();
+  merged["findings"] = records.findings();
   merged["skip_reasons"] = skips;
   merged["failures"] = failures;
   log.write_summary(merged);

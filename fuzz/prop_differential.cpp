@@ -1,8 +1,11 @@
 // differential: the subject against the oracle (`ref` by default), outputs and every
 // gradient, with the tolerance of the pair (compare/tolerance.h). A disagreement that one of the
 // peer's named divergences explains (proven on its equivalent case, compare/differential.cpp)
-// passes; so does a case the subject does not support (skip).
+// is that divergence's verdict; a float32 subject is held to the per-element bound, its
+// boundary flips a verdict of their own. A subject without the case's backward is judged on
+// its forward (forward_only); one without the forward is unsupported.
 #include "core/metrics.h"
+#include "compare/accuracy_stats.h"
 #include "compare/float_compare.h"
 #include "fuzz/properties.h"
 #include "compare/tolerance.h"
@@ -32,49 +35,52 @@ void add_metrics(CheckResult& r, const Result& want, const Result& got) {
 }
 
 // A float32 backend against a double one: the per-element error bound of SPEC §9, with
-// boundary flips told apart (compare/float_compare.h); a flip passes with a note, as the
-// campaign of `oplab campaign` counts it.
-CheckResult float_check(CheckContext& ctx, Backend& oracle, Backend& f) {
+// boundary flips told apart (compare/float_compare.h). A flip is its own verdict, counted
+// against the op's flip budget by the campaign (fuzz/campaign_records.h). The case's accuracy
+// statistics travel with the verdict (it may be judged in a forked child).
+CheckResult float_check(CheckContext& ctx, const Case& c, Backend& oracle, Backend& f) {
   return ctx.judged_apart(
       [&] {
-        const FloatOutcome o = compare_float_backend(oracle, f, ctx.the_case());
-        switch (o.kind) {
-          case FloatOutcome::Pass: return CheckResult::pass();
-          case FloatOutcome::Flip: return CheckResult::pass("fp32-boundary-flip");
-          case FloatOutcome::Unsupported: return CheckResult::skip(o.detail);
-          case FloatOutcome::Fail: {
-            CheckResult r = CheckResult::fail(o.detail + " (" + f.name() + " vs " + oracle.name() + ", float32 bound)");
+        const FloatOutcome o = compare_float_backend(oracle, f, c);
+        compare::AccuracyStats one;
+        one.add(c, o);
+        CheckResult r;
+        switch (o.verdict) {
+          case Verdict::Agree: r = CheckResult::pass(); break;
+          case Verdict::BoundaryFlip: r = CheckResult::explained(Verdict::BoundaryFlip, one.flip_summary()); break;
+          case Verdict::Unsupported: return CheckResult::unsupported(o.detail);
+          case Verdict::Disagree: {
+            r = CheckResult::fail(o.detail + " (" + f.name() + " vs " + oracle.name() + ", float32 bound)");
             r.metrics["outputs.output"] = {{"max_abs", o.output_metrics.max_abs}, {"max_rel", o.output_metrics.max_rel},
                                            {"max_ulp", o.output_metrics.max_ulp}, {"worst_bound_ratio", o.worst_ratio}};
-            return r;
+            break;
           }
-          case FloatOutcome::Error: break;
+          default: return CheckResult::error(o.detail);
         }
-        return CheckResult::fail(o.detail);
+        r.worst = o.worst_ratio;
+        if (one.cases()) r.accuracy = one.to_json();
+        return r;
       },
       {&oracle, &f});
 }
 
-CheckResult check(CheckContext& ctx) {
-  Backend& subject = ctx.subject();
-  Backend& against = ctx.against();
-  if (&subject == &against) return CheckResult::skip("the subject is its own oracle");
-  if (subject.is_float32() || against.is_float32()) {
-    if (subject.is_float32() && against.is_float32()) return CheckResult::skip("two float32 backends: no double oracle");
-    return subject.is_float32() ? float_check(ctx, against, subject) : float_check(ctx, subject, against);
-  }
+CheckResult double_check(CheckContext& ctx, const Case& c, Backend& subject, Backend& against) {
   // Divergences are stated for the peer relative to SPEC, whose code is the reference: the
   // peer always plays `other`, whichever side of the comparison the user put it on.
   Backend* oracle = &against;
   Backend* other = &subject;
   if (!divergences_for(against).empty() && divergences_for(subject).empty()) std::swap(oracle, other);
 
-  const Outcome o = compare_on_case(*oracle, *other, ctx.the_case(), tolerance_between(subject, against),
-                                    divergences_for(*other), ctx.evaluator());
+  const Outcome o = compare_on_case(*oracle, *other, c, tolerance_between(subject, against), divergences_for(*other),
+                                    ctx.evaluator());
   switch (o.verdict) {
-    case Verdict::Agree: return CheckResult::pass();
-    case Verdict::NamedDivergence: return CheckResult::pass("named divergence " + o.divergence);
-    case Verdict::Unsupported: return CheckResult::skip(o.detail);
+    case Verdict::Agree: {
+      CheckResult r = CheckResult::pass();
+      r.worst = o.max_rel;
+      return r;
+    }
+    case Verdict::NamedDivergence: return CheckResult::explained(Verdict::NamedDivergence, o.divergence);
+    case Verdict::Unsupported: return CheckResult::unsupported(o.detail);
     case Verdict::Disagree: {
       CheckResult r = CheckResult::fail(o.detail + " (" + other->name() + " vs " + oracle->name() + ")");
       const Result* want = ctx.kept(*oracle);
@@ -82,13 +88,37 @@ CheckResult check(CheckContext& ctx) {
       if (want && got) add_metrics(r, *want, *got);
       return r;
     }
-    case Verdict::Error: {
-      CheckResult r = CheckResult::fail(o.detail);
+    default: {
+      CheckResult r = CheckResult::error(o.detail);
       r.crashed = ctx.crashed();
       return r;
     }
   }
-  return CheckResult::fail("unknown verdict");
+}
+
+CheckResult judge(CheckContext& ctx, const Case& c) {
+  Backend& subject = ctx.subject();
+  Backend& against = ctx.against();
+  if (subject.is_float32() || against.is_float32())
+    return subject.is_float32() ? float_check(ctx, c, against, subject) : float_check(ctx, c, subject, against);
+  return double_check(ctx, c, subject, against);
+}
+
+CheckResult check(CheckContext& ctx) {
+  Backend& subject = ctx.subject();
+  Backend& against = ctx.against();
+  if (&subject == &against) return CheckResult::skip("the subject is its own oracle");
+  if (subject.is_float32() && against.is_float32()) return CheckResult::skip("two float32 backends: no double oracle");
+  const Case& c = ctx.the_case();
+  CheckResult r = judge(ctx, c);
+  if (r.verdict != Verdict::Unsupported || !c.grad_output) return r;
+  // A backend without this backward is still held to its forward.
+  Case forward = c;
+  forward.grad_output.reset();
+  CheckResult f = judge(ctx, forward);
+  if (f.verdict == Verdict::Unsupported) return r;
+  f.forward_only = true;
+  return f;
 }
 
 }  // namespace

@@ -11,15 +11,6 @@
 
 namespace oplab::fuzz {
 
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::Pass: return "pass";
-    case Status::Fail: return "FAIL";
-    case Status::Skip: return "skip";
-  }
-  return "?";
-}
-
 namespace {
 
 nlohmann::json metrics_json(const Metrics& m) {
@@ -82,9 +73,9 @@ std::optional<Result> CheckContext::try_eval(Backend& b, const Case& c, CheckRes
   try {
     return eval(b, c);
   } catch (const Unsupported& e) {
-    *verdict = CheckResult::skip(e.what());
+    *verdict = CheckResult::unsupported(e.what());
   } catch (const KernelCrash& e) {
-    *verdict = CheckResult::fail(e.what());
+    *verdict = CheckResult::error(e.what());
     verdict->crashed = true;
   } catch (const std::exception& e) {
     for (const Divergence& d : divergences_for(b))
@@ -92,7 +83,7 @@ std::optional<Result> CheckContext::try_eval(Backend& b, const Case& c, CheckRes
         *verdict = CheckResult::skip(b.name() + " raises here (named divergence " + d.name + ")");
         return std::nullopt;
       }
-    *verdict = CheckResult::fail(b.name() + ": " + e.what());
+    *verdict = CheckResult::error(b.name() + ": " + e.what());
   }
   return std::nullopt;
 }
@@ -147,22 +138,27 @@ CheckResult CheckContext::judged_apart(const std::function<CheckResult()>& judge
           try {
             r = judge();
           } catch (const std::exception& e) {
-            r = CheckResult::fail(e.what());
+            r = CheckResult::error(e.what());
           }
-          return nlohmann::json{{"status", int(r.status)}, {"detail", r.detail}, {"crashed", r.crashed}, {"metrics", r.metrics}}
+          return nlohmann::json{{"verdict", compare::verdict_name(r.verdict)}, {"detail", r.detail}, {"crashed", r.crashed},
+                                {"metrics", r.metrics}, {"worst", r.worst}, {"forward_only", r.forward_only},
+                                {"accuracy", r.accuracy}}
               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         },
         3 * iso_.timeout_s, subject_.name() + ": " + case_.op);
     const nlohmann::json j = nlohmann::json::parse(bytes);
     CheckResult r;
-    r.status = Status(j.at("status").get<int>());
+    r.verdict = compare::verdict_from_name(j.at("verdict").get<std::string>()).value_or(Verdict::Error);
     r.detail = j.at("detail").get<std::string>();
     r.crashed = j.at("crashed").get<bool>();
     r.metrics = j.at("metrics");
+    r.worst = j.at("worst").is_number() ? j.at("worst").get<double>() : 0.0;
+    r.forward_only = j.at("forward_only").get<bool>();
+    r.accuracy = j.at("accuracy");
     return r;
   } catch (const KernelCrash& e) {
     crashed_ = true;
-    CheckResult r = CheckResult::fail(e.what());
+    CheckResult r = CheckResult::error(e.what());
     r.crashed = true;
     return r;
   }
@@ -198,11 +194,11 @@ CheckResult run_check(const Property& p, CheckContext& ctx) {
   try {
     return p.check(ctx);
   } catch (const KernelCrash& e) {
-    CheckResult r = CheckResult::fail(e.what());
+    CheckResult r = CheckResult::error(e.what());
     r.crashed = true;
     return r;
   } catch (const std::exception& e) {
-    return CheckResult::fail(std::string("the check itself failed: ") + e.what());
+    return CheckResult::error(std::string("the check itself failed: ") + e.what());
   }
 }
 

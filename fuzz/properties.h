@@ -30,6 +30,7 @@
 #include "compare/differential.h"
 #include "compare/float_compare.h"
 #include "compare/tolerance.h"
+#include "compare/verdict.h"
 #include "fuzz/isolate.h"
 
 namespace oplab::fuzz {
@@ -39,7 +40,6 @@ using compare::compare_on_case;
 using compare::compare_float_backend;
 using compare::divergences_for;
 using compare::FloatOutcome;
-using compare::float_outcome_name;
 using compare::Evaluate;
 using compare::Outcome;
 using compare::Tolerance;
@@ -47,19 +47,35 @@ using compare::tolerance_between;
 using compare::tolerance_for;
 using compare::Verdict;
 
-enum class Status { Pass, Fail, Skip };
-const char* status_name(Status s);
-
+// One property's verdict on one case (compare/verdict.h): the same words `oplab campaign`,
+// gradcheck and the reports use.
 struct CheckResult {
-  Status status = Status::Pass;
-  std::string detail;            // fail: what differed first; skip: why; pass: a named divergence, if any
+  Verdict verdict = Verdict::Agree;
+  // DISAGREE/ERROR: what differed first or the error; skipped/unsupported: why;
+  // named-divergence: the divergence's name; boundary-flip: the flipped decision kinds.
+  std::string detail;
   bool crashed = false;          // a kernel crashed or hung (fuzz/isolate.h caught it)
   nlohmann::json metrics = nlohmann::json::object();  // SPEC §9 metrics of each tensor that differed
+  // For the campaign's record of op x backend (the differential property; 0 / null elsewhere):
+  double worst = 0;              // agreeing: the worst error (relative, or error / float32 bound)
+  bool forward_only = false;     // the backend has no backward here: judged on the forward alone
+  nlohmann::json accuracy;       // float32 subject: this case's compare::AccuracyStats, as JSON
 
-  static CheckResult pass(std::string note = {}) { return {Status::Pass, std::move(note)}; }
-  static CheckResult fail(std::string why) { return {Status::Fail, std::move(why)}; }
-  static CheckResult skip(std::string why) { return {Status::Skip, std::move(why)}; }
-  bool failed() const { return status == Status::Fail; }
+  static CheckResult pass() { return {}; }
+  static CheckResult explained(Verdict v, std::string name) { return with(v, std::move(name)); }
+  static CheckResult fail(std::string why) { return with(Verdict::Disagree, std::move(why)); }
+  static CheckResult error(std::string why) { return with(Verdict::Error, std::move(why)); }
+  static CheckResult skip(std::string why) { return with(Verdict::Skipped, std::move(why)); }
+  static CheckResult unsupported(std::string why) { return with(Verdict::Unsupported, std::move(why)); }
+  bool failed() const { return compare::is_failure(verdict); }
+
+ private:
+  static CheckResult with(Verdict v, std::string detail) {
+    CheckResult r;
+    r.verdict = v;
+    r.detail = std::move(detail);
+    return r;
+  }
 };
 
 // What a check may use while judging one case.

@@ -15,7 +15,7 @@ CheckRecord adjoint_check(const CheckContext& ctx, const Case& c, const std::str
   const Shape out_shape = validate_case(c);
   const Shape& in_shape = c.in(input).shape;
   if (shape_numel(in_shape) == 0 || shape_numel(out_shape) == 0) {
-    rec.verdict = verdict::kSkipped;
+    rec.verdict = Verdict::Skipped;
     rec.detail = "empty input or output: the identity is 0 = 0";
     return rec;
   }
@@ -31,7 +31,7 @@ CheckRecord adjoint_check(const CheckContext& ctx, const Case& c, const std::str
   const Result g = backward(*ctx.backend, cx, y);
   auto it = g.grads.find(input);
   if (it == g.grads.end() || it->second.shape != in_shape) {
-    rec.verdict = verdict::kFail;
+    rec.verdict = Verdict::Disagree;
     rec.error = kInf;
     rec.detail = it == g.grads.end() ? "no gradient for " + input : "gradient of " + input + " has the wrong shape";
     return rec;
@@ -48,7 +48,7 @@ CheckRecord adjoint_check(const CheckContext& ctx, const Case& c, const std::str
   if (scale > 0) rec.tolerance += 4 * 0x1.0p-53 * double(noise) / scale;
   if (!std::isfinite(a) || !std::isfinite(b)) rec.error = kInf;
   rec.elements = x.numel();
-  rec.verdict = rec.error <= rec.tolerance ? verdict::kPass : verdict::kFail;
+  rec.verdict = rec.error <= rec.tolerance ? Verdict::Agree : Verdict::Disagree;
   std::ostringstream os;
   os.precision(17);
   os << "<Jx,y>=" << a << " <x,J^T y>=" << b;

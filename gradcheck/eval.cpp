@@ -69,7 +69,7 @@ Precision precision_of(const Backend& b) { return b.is_float32() ? Precision::F3
 const char* precision_name(Precision p) { return p == Precision::F32 ? "float32" : "float64"; }
 
 bool boundary_flip(Backend& ref, Backend& b, const Case& c) {
-  return compare::compare_float_backend(ref, b, c).kind == compare::FloatOutcome::Flip;
+  return compare::compare_float_backend(ref, b, c).verdict == compare::Verdict::BoundaryFlip;
 }
 
 }  // namespace oplab::gradcheck

@@ -33,9 +33,9 @@ double difference_noise(const Tensor& v, const Tensor& fp, const Tensor& fm, dou
 // A float32 backend failing at a point where float32 takes a discrete decision the other way
 // (eval.h) is explained, not failed: judged at the point actually differenced.
 void judge(const CheckContext& ctx, const Case& at, CheckRecord& rec) {
-  rec.verdict = rec.error <= rec.tolerance ? verdict::kPass : verdict::kFail;  // NaN fails
+  rec.verdict = rec.error <= rec.tolerance ? Verdict::Agree : Verdict::Disagree;  // NaN fails
   if (rec.failed() && ctx.precision == Precision::F32 && boundary_flip(*ctx.ref, *ctx.backend, at)) {
-    rec.verdict = verdict::kExplained;
+    rec.verdict = Verdict::BoundaryFlip;
     rec.detail += " (float32 boundary flip at this point)";
   }
 }
@@ -70,7 +70,7 @@ CheckRecord fd_projection(const CheckContext& ctx, const Case& c, const std::str
   const Tensor& x0 = c.in(input);
   const Shape out_shape = validate_case(c);
   if (x0.numel() == 0 || shape_numel(out_shape) == 0) {
-    rec.verdict = verdict::kSkipped;
+    rec.verdict = Verdict::Skipped;
     rec.detail = "empty input or output: nothing to difference";
     return rec;
   }
@@ -95,7 +95,7 @@ CheckRecord fd_projection(const CheckContext& ctx, const Case& c, const std::str
   }
   if (!usable(reach, h0)) {
     rec.skipped = 1;
-    rec.verdict = verdict::kSkipped;
+    rec.verdict = Verdict::Skipped;
     rec.detail = "no kink-free point found (" + kinds_of(reach) + ")";
     return rec;
   }
@@ -113,7 +113,7 @@ CheckRecord fd_projection(const CheckContext& ctx, const Case& c, const std::str
   const Result g = backward(*ctx.backend, cur, v);
   auto it = g.grads.find(input);
   if (it == g.grads.end() || it->second.shape != x.shape) {
-    rec.verdict = verdict::kFail;
+    rec.verdict = Verdict::Disagree;
     rec.error = kInf;
     rec.detail = it == g.grads.end() ? "no gradient for " + input : "gradient of " + input + " has the wrong shape";
     return rec;
@@ -154,7 +154,7 @@ CheckRecord fd_jacobian(const CheckContext& ctx, const Case& c, const std::strin
   const double h0 = base_step(c, input);
   const int64_t n_in = c.in(input).numel();
   if (n_in == 0 || shape_numel(validate_case(c)) == 0) {
-    rec.verdict = verdict::kSkipped;
+    rec.verdict = Verdict::Skipped;
     rec.detail = "empty input or output: nothing to difference";
     return rec;
   }
@@ -191,7 +191,7 @@ CheckRecord fd_jacobian(const CheckContext& ctx, const Case& c, const std::strin
   for (const Result& r : *rows) {
     auto it = r.grads.find(input);
     if (it == r.grads.end() || it->second.shape != c.in(input).shape) {
-      rec.verdict = verdict::kFail;
+      rec.verdict = Verdict::Disagree;
       rec.error = kInf;
       rec.detail = it == r.grads.end() ? "no gradient for " + input : "gradient of " + input + " has the wrong shape";
       return rec;
@@ -239,7 +239,7 @@ CheckRecord fd_jacobian(const CheckContext& ctx, const Case& c, const std::strin
   rec.detail = worst.str();
   if (rec.skipped) rec.detail += (rec.detail.empty() ? "" : "; ") + std::to_string(rec.skipped) + " columns skipped (" + skipped_kinds + ")";
   if (rec.elements == 0) {
-    rec.verdict = verdict::kSkipped;
+    rec.verdict = Verdict::Skipped;
   } else {
     judge(ctx, cur, rec);
   }

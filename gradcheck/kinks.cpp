@@ -54,6 +54,18 @@ std::vector<std::pair<int64_t, double>> merged(std::vector<std::pair<int64_t, do
   return out;
 }
 
+// Both bilinear rules (deform_conv2d's zero-padded one, RoIAlign's) cut a coordinate off at -1
+// and at size and switch pieces at every integer between: the same kinks, which only their
+// names tell apart (each rule names its own below).
+KinkSource integer_axis(double value, int64_t size, std::vector<std::pair<int64_t, double>> grad) {
+  KinkSource s;
+  s.value = value;
+  s.grad = std::move(grad);
+  s.lo = -1;
+  s.hi = size;
+  return s;
+}
+
 }  // namespace
 
 OpKinks affine_kinks() {
@@ -88,11 +100,7 @@ std::vector<KinkReach> reach_each(const Case& c, const std::string& input) {
 }
 
 KinkSource zero_padded_axis(double value, int64_t size, std::vector<std::pair<int64_t, double>> grad, bool is_y) {
-  KinkSource s;
-  s.value = value;
-  s.grad = std::move(grad);
-  s.lo = -1;
-  s.hi = size;
+  KinkSource s = integer_axis(value, size, std::move(grad));
   s.edge_lo = is_y ? "y=-1" : "x=-1";
   s.edge_hi = is_y ? "y=H" : "x=W";
   s.lattice = is_y ? "y=0..H-1" : "x=0..W-1";
@@ -100,11 +108,7 @@ KinkSource zero_padded_axis(double value, int64_t size, std::vector<std::pair<in
 }
 
 KinkSource roi_rule_axis(double value, int64_t size, std::vector<std::pair<int64_t, double>> grad, bool is_y) {
-  KinkSource s;
-  s.value = value;
-  s.grad = std::move(grad);
-  s.lo = -1;
-  s.hi = size;
+  KinkSource s = integer_axis(value, size, std::move(grad));
   s.edge_lo = is_y ? "y=-1 (jump)" : "x=-1 (jump)";
   s.edge_hi = is_y ? "y=H (jump)" : "x=W (jump)";
   s.near_lo = is_y ? "y=0 (clamp)" : "x=0 (clamp)";

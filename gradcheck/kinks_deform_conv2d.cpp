@@ -7,27 +7,21 @@
 
 #include "core/params.h"
 #include "gradcheck/kinks_ops.h"
+#include "reference/deform_conv2d_points.h"
 
 namespace oplab::gradcheck {
 
 namespace {
 
-// Calls f(y_index, x_index, base_y, base_x) for every sample (n, d, k, oy, ox): the flat
-// indices of its Δy and Δx offset elements and the coordinate before the offset.
+// Calls f(y_index, x_index, base_y, base_x) for every sample (reference/deform_conv2d_points.h):
+// the flat indices of its Δy and Δx offset elements and the coordinate before the offset.
 template <class F>
 void for_each_sample(const DeformConvParams& p, const Tensor& off, F f) {
-  const int64_t K = p.kh * p.kw;
-  for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t d = 0; d < p.D; ++d)
-      for (int64_t i = 0; i < p.kh; ++i)
-        for (int64_t j = 0; j < p.kw; ++j)
-          for (int64_t oy = 0; oy < p.Ho; ++oy)
-            for (int64_t ox = 0; ox < p.Wo; ++ox) {
-              const int64_t k = i * p.kw + j;
-              const int64_t iy = ((n * off.dim(1) + 2 * (d * K + k)) * p.Ho + oy) * p.Wo + ox;
-              const int64_t ix = iy + p.Ho * p.Wo;  // the next channel: Δx
-              f(iy, ix, oy * p.sh - p.ph + i * p.dh, ox * p.sw - p.pw + j * p.dw);
-            }
+  ref::for_each_dcn_point(p, [&](const ref::DcnPoint& q) {
+    const int64_t iy = ((q.n * off.dim(1) + q.dy_chan) * p.Ho + q.oy) * p.Wo + q.ox;
+    const int64_t ix = iy + p.Ho * p.Wo;  // the next channel: Δx
+    f(iy, ix, q.oy * p.sh - p.ph + q.i * p.dh, q.ox * p.sw - p.pw + q.j * p.dw);
+  });
 }
 
 }  // namespace

@@ -95,8 +95,8 @@ std::vector<CheckRecord> one_sided(const CheckContext& ctx, const Case& c, const
     if (jump) rec.extra["jumps"] = rec.extra["jumps"].get<int64_t>() + 1;
     const double err = std::min(std::fabs(g - right.slope), std::fabs(g - left.slope)) /
                        (std::fabs(left.slope) + std::fabs(right.slope) + std::fabs(g) + noise + f32_floor + 1e-300);
-    if (std::string(side) == "neither" && !compound && (rec.verdict != verdict::kFail || err > rec.error)) {
-      rec.verdict = verdict::kFail;
+    if (std::string(side) == "neither" && !compound && (rec.verdict != Verdict::Disagree || err > rec.error)) {
+      rec.verdict = Verdict::Disagree;
       rec.error = err;
       std::ostringstream os;
       os.precision(17);

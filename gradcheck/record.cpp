@@ -18,7 +18,7 @@ json number(double v) {
 
 json record_to_json(const CheckRecord& r) {
   json j{{"op", r.op},         {"backend", r.backend}, {"input", r.input},       {"method", r.method},
-         {"case", r.case_index}, {"verdict", r.verdict}, {"error", number(r.error)}, {"tolerance", number(r.tolerance)},
+         {"case", r.case_index}, {"verdict", compare::verdict_name(r.verdict)}, {"error", number(r.error)}, {"tolerance", number(r.tolerance)},
          {"elements", r.elements}, {"moved", r.moved},   {"shrunk", r.shrunk},     {"skipped", r.skipped}};
   if (!r.detail.empty()) j["detail"] = r.detail;
   if (!r.extra.empty()) j["extra"] = r.extra;
@@ -37,10 +37,10 @@ std::vector<SummaryRow> summarize(const std::vector<CheckRecord>& records) {
       order.push_back(key);
     }
     ++s.checks;
-    ++s.verdicts[r.verdict];
+    ++s.verdicts[compare::verdict_name(r.verdict)];
     s.elements += r.elements;
     s.moved += r.moved, s.shrunk += r.shrunk, s.skipped += r.skipped;
-    if (r.verdict == verdict::kPass || r.verdict == verdict::kFail) {
+    if (r.verdict == Verdict::Agree || r.verdict == Verdict::Disagree) {
       s.worst = std::max(s.worst, r.error);
       s.tolerance = std::max(s.tolerance, r.tolerance);
     }
@@ -89,18 +89,18 @@ json sides_to_json(const std::vector<SideRow>& rows) {
 
 void print_summary(std::ostream& os, const std::vector<SummaryRow>& rows) {
   os << std::left << std::setw(16) << "op" << std::setw(26) << "backend" << std::setw(8) << "input" << std::setw(16)
-     << "method" << std::right << std::setw(7) << "checks" << std::setw(6) << "pass" << std::setw(6) << "FAIL"
+     << "method" << std::right << std::setw(7) << "checks" << std::setw(6) << "agree" << std::setw(6) << "fail"
      << std::setw(7) << "other" << std::setw(11) << "worst" << std::setw(9) << "tol" << std::setw(7) << "moved"
      << std::setw(7) << "shrunk" << std::setw(8) << "skipped" << '\n';
   for (const auto& s : rows) {
-    const int64_t pass = s.count(verdict::kPass), fail = s.count(verdict::kFail);
+    const int64_t pass = s.count(Verdict::Agree), fail = s.failures();
     os << std::left << std::setw(16) << s.op << std::setw(26) << s.backend << std::setw(8) << s.input << std::setw(16)
        << s.method << std::right << std::setw(7) << s.checks << std::setw(6) << pass << std::setw(6) << fail
        << std::setw(7) << s.checks - pass - fail << std::setw(11) << std::setprecision(2) << s.worst << std::setw(9)
        << std::setprecision(1) << s.tolerance << std::setw(7) << s.moved << std::setw(7) << s.shrunk << std::setw(8)
        << s.skipped << '\n';
     for (const auto& [v, n] : s.verdicts)
-      if (v != verdict::kPass && v != verdict::kFail) os << "    " << v << ": " << n << '\n';
+      if (v != "agree" && v != "DISAGREE" && v != "ERROR") os << "    " << v << ": " << n << '\n';
   }
 }
 

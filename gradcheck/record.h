@@ -16,23 +16,21 @@
 #include <string>
 #include <vector>
 
+#include "compare/verdict.h"
 #include "core/case.h"
 
 namespace oplab::gradcheck {
 
-namespace verdict {
-inline const char* const kPass = "pass";
-inline const char* const kFail = "FAIL";
-inline const char* const kSkipped = "skipped";          // not evidence either way (the reason is in detail)
-inline const char* const kUnsupported = "unsupported";  // the backend declined the case
-inline const char* const kDivergence = "named-divergence";
-inline const char* const kExplained = "explained";      // float32 decision near its boundary (SPEC §9)
-}  // namespace verdict
+// Verdicts are the comparison layer's (compare/verdict.h): agree, DISAGREE, ERROR (the check
+// itself threw), skipped (no evidence either way; the reason is in detail), unsupported (the
+// backend declined the case), named-divergence, boundary-flip (a float32 decision near its
+// boundary, SPEC §9).
+using compare::Verdict;
 
 struct CheckRecord {
   std::string op, backend, input, method;
   int64_t case_index = -1;
-  std::string verdict = verdict::kPass;
+  Verdict verdict = Verdict::Agree;
   double error = 0;      // the method's normalised error (see the .cpp of each method)
   double tolerance = 0;  // error <= tolerance passes
   int64_t elements = 0;  // columns, directions or elements compared
@@ -41,7 +39,7 @@ struct CheckRecord {
   int64_t moved = 0, shrunk = 0, skipped = 0;
   std::string detail;
   json extra = json::object();  // method-specific: one-sided side counts, step sizes, ...
-  bool failed() const { return verdict == verdict::kFail; }
+  bool failed() const { return compare::is_failure(verdict); }
 };
 
 json record_to_json(const CheckRecord& r);
@@ -49,14 +47,15 @@ json record_to_json(const CheckRecord& r);
 // Aggregate of the records of one (op, backend, input, method).
 struct SummaryRow {
   std::string op, backend, input, method;
-  std::map<std::string, int64_t> verdicts;
+  std::map<std::string, int64_t> verdicts;  // by verdict_name
   int64_t checks = 0, elements = 0, moved = 0, shrunk = 0, skipped = 0;
-  double worst = 0;        // largest error among evidence (pass or FAIL)
+  double worst = 0;        // largest error among evidence (agree or DISAGREE)
   double tolerance = 0;    // the largest tolerance used
-  int64_t count(const std::string& v) const {
-    auto it = verdicts.find(v);
+  int64_t count(Verdict v) const {
+    auto it = verdicts.find(compare::verdict_name(v));
     return it == verdicts.end() ? 0 : it->second;
   }
+  int64_t failures() const { return count(Verdict::Disagree) + count(Verdict::Error); }
 };
 std::vector<SummaryRow> summarize(const std::vector<CheckRecord>& records);
 

@@ -30,7 +30,7 @@ void guarded(const CheckContext& ctx, const Case& c, const std::string& input, c
     f();
   } catch (const std::exception& e) {
     CheckRecord r = ctx.record(c, input, method);
-    r.verdict = verdict::kFail;
+    r.verdict = Verdict::Error;
     r.error = kInf;
     r.detail = std::string("threw: ") + e.what();
     out.push_back(r);
@@ -81,10 +81,10 @@ void rejudge(const CheckContext& ctx, Backend& ref, const Case& c, const std::ve
     CheckRecord& r = recs[i];
     if (!r.failed() || !numeric_method(r.method)) continue;
     if (fragile) {
-      r.verdict = verdict::kExplained;
+      r.verdict = Verdict::BoundaryFlip;
       r.detail += " (float32 decision near its boundary)";
     } else if (!divergence.empty()) {
-      r.verdict = verdict::kDivergence;
+      r.verdict = Verdict::NamedDivergence;
       r.detail = divergence + ": " + r.detail;
     }
   }
@@ -131,18 +131,18 @@ std::vector<CheckRecord> check_cases(Backend& backend, Backend& ref, const std::
       got = evaluate(backend, c);
     } catch (const Unsupported& e) {
       CheckRecord r = ctx.record(c, "*", "support");
-      r.verdict = verdict::kUnsupported;
+      r.verdict = Verdict::Unsupported;
       r.detail = e.what();
       out.push_back(r);
       continue;
     } catch (const std::exception& e) {
       CheckRecord r = ctx.record(c, "*", "support");
-      r.verdict = verdict::kFail;
+      r.verdict = Verdict::Error;
       r.error = kInf;
       r.detail = std::string("evaluation threw: ") + e.what();
       for (const Divergence& d : known)
         if (d.peer_raises && d.peer_raises(c)) {  // a known defect of the backend, named
-          r.verdict = verdict::kDivergence;
+          r.verdict = Verdict::NamedDivergence;
           r.detail = d.name + ": " + r.detail;
         }
       out.push_back(r);
@@ -164,7 +164,7 @@ std::vector<CheckRecord> check_cases(Backend& backend, Backend& ref, const std::
 
     if (!all_finite(c)) {
       CheckRecord r = ctx.record(c, "*", "fd-projection");
-      r.verdict = verdict::kSkipped;
+      r.verdict = Verdict::Skipped;
       r.detail = "non-finite values in the case: finite differences are meaningless";
       out.push_back(r);
       continue;

@@ -35,14 +35,14 @@ CheckRecord check_shapes(const CheckContext& ctx, const Case& c, const Result& g
   CheckRecord rec = ctx.record(c, "*", "shapes");
   rec.elements = int64_t(got.grads.size());
   rec.detail = entry_problems(c, got);
-  if (!rec.detail.empty()) rec.verdict = verdict::kFail;
+  if (!rec.detail.empty()) rec.verdict = Verdict::Disagree;
   return rec;
 }
 
 CheckRecord check_zero_grad(const CheckContext& ctx, const Case& c) {
   CheckRecord rec = ctx.record(c, "*", "zero-grad");
   if (!all_finite(c)) {
-    rec.verdict = verdict::kSkipped;
+    rec.verdict = Verdict::Skipped;
     rec.detail = "non-finite values: 0 * NaN is NaN";
     return rec;
   }
@@ -50,8 +50,8 @@ CheckRecord check_zero_grad(const CheckContext& ctx, const Case& c) {
   for (const auto& [n, t] : r.grads)
     for (size_t i = 0; i < t.data.size(); ++i) {
       ++rec.elements;
-      if (t.data[i] != 0.0 && rec.verdict != verdict::kFail) {
-        rec.verdict = verdict::kFail;
+      if (t.data[i] != 0.0 && rec.verdict != Verdict::Disagree) {
+        rec.verdict = Verdict::Disagree;
         rec.error = std::fabs(t.data[i]);
         rec.detail = n + "[" + std::to_string(i) + "] = " + std::to_string(t.data[i]) + " for grad_output = 0";
       }
@@ -68,7 +68,7 @@ std::vector<CheckRecord> check_optional_absent(const CheckContext& ctx, const Ca
     const Result r = evaluate(*ctx.backend, without);
     rec.elements = int64_t(r.grads.size());
     rec.detail = entry_problems(without, r);
-    if (!rec.detail.empty()) rec.verdict = verdict::kFail;
+    if (!rec.detail.empty()) rec.verdict = Verdict::Disagree;
     out.push_back(rec);
   }
   return out;

@@ -49,20 +49,16 @@ CheckRecord float32_record(const CheckContext& ctx, const Case& c) {
   rec.detail = o.detail;
   rec.extra = {{"precision", "float32"}, {"policy", "SPEC 9 per-element bound (compare/float_compare.h)"},
                {"flip_rule", compare::flip_rule_name(o.rule)}};
-  // "explained" means a boundary flip the backend's own rounding can take (compare/flip_rule.h):
+  // boundary-flip means a flip the backend's own rounding can take (compare/flip_rule.h):
   // for the Halide kernels' precision, the float32-rounded case or a max tie, never a nudge.
-  if (o.kind == compare::FloatOutcome::Flip) {
+  if (o.verdict == Verdict::BoundaryFlip) {
     json kinds = json::object();
     for (size_t k = 0; k < compare::kFlipKinds; ++k)
       if (o.flips[k]) kinds[compare::flip_kind_name(compare::FlipKind(k))] = o.flips[k];
     rec.extra["flips_by_kind"] = kinds;
   }
-  switch (o.kind) {
-    case compare::FloatOutcome::Pass: rec.verdict = verdict::kPass; break;
-    case compare::FloatOutcome::Flip: rec.verdict = verdict::kExplained; break;
-    case compare::FloatOutcome::Unsupported: rec.verdict = verdict::kUnsupported; break;
-    default: rec.verdict = verdict::kFail; rec.error = kInf;
-  }
+  rec.verdict = o.verdict;
+  if (compare::is_failure(o.verdict)) rec.error = kInf;
   return rec;
 }
 
@@ -80,7 +76,7 @@ std::vector<CheckRecord> vs_ref(const CheckContext& ctx, const Case& c, const Re
     rec.elements = w.numel();
     auto it = got.grads.find(name);
     if (it == got.grads.end()) {
-      rec.verdict = verdict::kFail;
+      rec.verdict = Verdict::Disagree;
       rec.error = kInf;
       rec.detail = "no gradient for " + name;
       out.push_back(rec);
@@ -89,7 +85,7 @@ std::vector<CheckRecord> vs_ref(const CheckContext& ctx, const Case& c, const Re
     const Compared cmp = compare(name, w, it->second, tol);
     rec.error = cmp.worst;
     if (cmp.worst > tol.rtol) {
-      rec.verdict = verdict::kFail;
+      rec.verdict = Verdict::Disagree;
       rec.detail = cmp.where;
       // A named divergence counts only when the reference on its equivalent case reproduces
       // the backend: the name is proven, as in the differential suite (every divergence that
@@ -98,7 +94,7 @@ std::vector<CheckRecord> vs_ref(const CheckContext& ctx, const Case& c, const Re
       if (!eq.names.empty()) {
         const Result alt = evaluate(*ctx.ref, eq.c);
         if (alt.grads.count(name) && compare(name, alt.grads.at(name), it->second, tol).worst <= tol.rtol) {
-          rec.verdict = verdict::kDivergence;
+          rec.verdict = Verdict::NamedDivergence;
           rec.detail = eq.names + ": " + rec.detail;
         }
       }

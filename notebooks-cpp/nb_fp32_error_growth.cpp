@@ -237,9 +237,9 @@ void body(Page& page) {
             e = std::max(e, std::fabs(g.data[i] - want.data[i]) / (kU * (std::fabs(mag.data[i]) + 1e-3 * maxA + 1e-300)));
           pt.error_units = std::max(pt.error_units, e);
           const auto verdict = compare::compare_float_backend(ref, *hal, c);
-          const std::string name = compare::float_outcome_name(verdict.kind);
-          if (pt.outcome.empty() || name != "pass") pt.outcome = name;
-          if (verdict.kind == compare::FloatOutcome::Fail && pt.detail.empty()) {
+          const std::string name = compare::verdict_name(verdict.verdict);
+          if (pt.outcome.empty() || name != "agree") pt.outcome = name;
+          if (verdict.verdict == compare::Verdict::Disagree && pt.detail.empty()) {
             // Keep the case so that `oplab eval` can replay it.
             std::string file = "fail_" + c.op + "_" + fmt(v, 3) + ".json";
             write_json_file_atomic(page.dir() + "/" + file, case_to_json(c));
@@ -273,12 +273,12 @@ void body(Page& page) {
         const auto first = pts.front(), last = pts.back();
         std::string outcomes;
         for (const auto& p : pts)
-          if (p["outcome"] != "pass" && outcomes.find(p["outcome"].get<std::string>()) == std::string::npos)
+          if (p["outcome"] != "agree" && outcomes.find(p["outcome"].get<std::string>()) == std::string::npos)
             outcomes += (outcomes.empty() ? "" : ", ") + p["outcome"].get<std::string>();
         rows.push_back({ax.fig.substr(9), cv.label,
                         fmt(first["x"].get<double>(), 3) + " -> " + fmt(last["x"].get<double>(), 3),
                         fmt(first["error_u"].get<double>(), 3) + " -> " + fmt(last["error_u"].get<double>(), 3),
-                        outcomes.empty() ? "all pass" : outcomes});
+                        outcomes.empty() ? "all agree" : outcomes});
         answer_parts.push_back(cv.label + " " + fmt(first["error_u"].get<double>(), 2) + " -> " +
                                fmt(last["error_u"].get<double>(), 2) + " u over " + ax.fig.substr(9) + " " +
                                fmt(first["x"].get<double>(), 3) + " -> " + fmt(last["x"].get<double>(), 3));

@@ -6,6 +6,7 @@
 #include "reference/reference.h"
 #include "reference/roi_bilinear.h"
 #include "reference/roi_geometry.h"
+#include "reference/roi_outputs.h"
 
 namespace oplab::ref {
 namespace {
@@ -36,29 +37,23 @@ Tensor deform_roi_pool_forward(const DeformRoiPoolParams& p, const Tensor& input
                                const Tensor* offset) {
   Tensor out(p.output_shape());
   const int64_t H = p.H, W = p.W;
-  for (int64_t r = 0; r < p.K; ++r) {
-    const RoiBox b = deform_box(p, rois, r);
-    for (int64_t c = 0; c < p.C; ++c) {
-      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
-      for (int64_t ph = 0; ph < p.PH; ++ph) {
-        for (int64_t pw = 0; pw < p.PW; ++pw) {
-          double y0, x0;
-          bin_start(p, b, offset, r, ph, pw, y0, x0);
-          // Mean over the grid; a NaN/Inf offset makes its samples non-finite, which the
-          // bilinear rule counts as out of range (0), mmcv leaves it undefined.
-          double sum = 0.0;
-          for (int64_t iy = 0; iy < b.gh; ++iy) {
-            const double y = roi_sample(y0, b.bin_h, iy, b.gh);
-            for (int64_t ix = 0; ix < b.gw; ++ix) {
-              const double x = roi_sample(x0, b.bin_w, ix, b.gw);
-              sum += roi_bilinear_value(plane, W, roi_bilinear(y, x, H, W));
-            }
-          }
-          out.at(r, c, ph, pw) = sum / double(b.count());
-        }
+  auto box = [&](int64_t r) { return deform_box(p, rois, r); };
+  for_each_roi_output(p, box, [&](int64_t r, int64_t c, int64_t ph, int64_t pw, const RoiBox& b, int64_t plane_off) {
+    const double* plane = input.data.data() + plane_off;
+    double y0, x0;
+    bin_start(p, b, offset, r, ph, pw, y0, x0);
+    // Mean over the grid; a NaN/Inf offset makes its samples non-finite, which the
+    // bilinear rule counts as out of range (0), mmcv leaves it undefined.
+    double sum = 0.0;
+    for (int64_t iy = 0; iy < b.gh; ++iy) {
+      const double y = roi_sample(y0, b.bin_h, iy, b.gh);
+      for (int64_t ix = 0; ix < b.gw; ++ix) {
+        const double x = roi_sample(x0, b.bin_w, ix, b.gw);
+        sum += roi_bilinear_value(plane, W, roi_bilinear(y, x, H, W));
       }
     }
-  }
+    out.at(r, c, ph, pw) = sum / double(b.count());
+  });
   return out;
 }
 
@@ -69,45 +64,39 @@ DeformRoiPoolGrads deform_roi_pool_backward(const DeformRoiPoolParams& p, const 
   g.input = Tensor(Shape{p.N, p.C, p.H, p.W});
   if (offset) g.offset = Tensor(offset->shape);
   const int64_t H = p.H, W = p.W;
-  for (int64_t r = 0; r < p.K; ++r) {
-    const RoiBox b = deform_box(p, rois, r);
-    for (int64_t c = 0; c < p.C; ++c) {
-      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
-      double* gplane = g.input.data.data() + (b.n * p.C + c) * H * W;
-      for (int64_t ph = 0; ph < p.PH; ++ph) {
-        for (int64_t pw = 0; pw < p.PW; ++pw) {
-          const double gout = grad_output.at(r, c, ph, pw);
-          double y0, x0;
-          bin_start(p, b, offset, r, ph, pw, y0, x0);
-          double dsum_y = 0.0, dsum_x = 0.0;  // sum over samples of dv/dy, dv/dx
-          for (int64_t iy = 0; iy < b.gh; ++iy) {
-            const double y = roi_sample(y0, b.bin_h, iy, b.gh);
-            for (int64_t ix = 0; ix < b.gw; ++ix) {
-              const double x = roi_sample(x0, b.bin_w, ix, b.gw);
-              const RoiBilinear bl = roi_bilinear(y, x, H, W);
-              // grad_input: as roi_align avg.
-              roi_bilinear_scatter(gplane, W, bl, gout, double(b.count()));
-              if (offset) {
-                double dy, dx;
-                roi_bilinear_derivative(plane, W, bl, dy, dx);
-                dsum_y += dy;
-                dsum_x += dx;
-              }
-            }
-          }
-          // grad_offset is the true derivative of the forward value: every sample of the bin
-          // moves by gamma*rw per unit of offset channel 0 (x) and gamma*rh per unit of
-          // channel 1 (y). Flat regions of the bilinear rule ([-1,0) and [size-1,size]) and
-          // out-of-range samples give 0; kinks take the right-sided derivative
-          // (roi_bilinear_derivative). mmcv's CUDA formula differs near the border (SPEC §5).
-          if (offset) {
-            g.offset.at(r, 0, ph, pw) += gout * p.gamma * b.rw * dsum_x / double(b.count());
-            g.offset.at(r, 1, ph, pw) += gout * p.gamma * b.rh * dsum_y / double(b.count());
-          }
+  auto box = [&](int64_t r) { return deform_box(p, rois, r); };
+  for_each_roi_output(p, box, [&](int64_t r, int64_t c, int64_t ph, int64_t pw, const RoiBox& b, int64_t plane_off) {
+    const double* plane = input.data.data() + plane_off;
+    double* gplane = g.input.data.data() + plane_off;
+    const double gout = grad_output.at(r, c, ph, pw);
+    double y0, x0;
+    bin_start(p, b, offset, r, ph, pw, y0, x0);
+    double dsum_y = 0.0, dsum_x = 0.0;  // sum over samples of dv/dy, dv/dx
+    for (int64_t iy = 0; iy < b.gh; ++iy) {
+      const double y = roi_sample(y0, b.bin_h, iy, b.gh);
+      for (int64_t ix = 0; ix < b.gw; ++ix) {
+        const double x = roi_sample(x0, b.bin_w, ix, b.gw);
+        const RoiBilinear bl = roi_bilinear(y, x, H, W);
+        // grad_input: as roi_align avg.
+        roi_bilinear_scatter(gplane, W, bl, gout, double(b.count()));
+        if (offset) {
+          double dy, dx;
+          roi_bilinear_derivative(plane, W, bl, dy, dx);
+          dsum_y += dy;
+          dsum_x += dx;
         }
       }
     }
-  }
+    // grad_offset is the true derivative of the forward value: every sample of the bin
+    // moves by gamma*rw per unit of offset channel 0 (x) and gamma*rh per unit of
+    // channel 1 (y). Flat regions of the bilinear rule ([-1,0) and [size-1,size]) and
+    // out-of-range samples give 0; kinks take the right-sided derivative
+    // (roi_bilinear_derivative). mmcv's CUDA formula differs near the border (SPEC §5).
+    if (offset) {
+      g.offset.at(r, 0, ph, pw) += gout * p.gamma * b.rw * dsum_x / double(b.count());
+      g.offset.at(r, 1, ph, pw) += gout * p.gamma * b.rh * dsum_y / double(b.count());
+    }
+  });
   return g;
 }
 

@@ -3,10 +3,11 @@
 // sample of bin (ph, pw) read from the one input channel (c*PH + ph)*PW + pw.
 #include <cstdint>
 
-#include "reference/ref_backend.h"
 #include "reference/reference.h"
 #include "reference/roi_bilinear.h"
 #include "reference/roi_geometry.h"
+#include "reference/roi_outputs.h"
+#include "reference/roi_ref_entry.h"
 
 namespace oplab::ref {
 namespace {
@@ -32,53 +33,36 @@ void for_each_sample(const RoiBox& b, int64_t ph, int64_t pw, int64_t H, int64_t
 
 Tensor ps_roi_align_forward(const PsRoiParams& p, const Tensor& input, const Tensor& rois) {
   Tensor out(p.output_shape());
-  const int64_t H = p.H, W = p.W;
-  for (int64_t r = 0; r < p.K; ++r) {
+  for_each_ps_output(p, rois, [&](int64_t r, int64_t c, int64_t ph, int64_t pw, int64_t plane_off) {
     const RoiBox b = ps_align_box(p, rois, r);
-    for (int64_t c = 0; c < p.Co; ++c)
-      for (int64_t ph = 0; ph < p.PH; ++ph)
-        for (int64_t pw = 0; pw < p.PW; ++pw) {
-          const double* plane = input.data.data() + (b.n * p.C + p.input_channel(c, ph, pw)) * H * W;
-          double sum = 0.0;
-          for_each_sample(b, ph, pw, H, W, [&](const RoiBilinear& s) { sum += roi_bilinear_value(plane, W, s); });
-          // The mean over the grid; a grid without samples gives 0 (count is at least 1).
-          out.at(r, c, ph, pw) = sum / double(b.count());
-        }
-  }
+    const double* plane = input.data.data() + plane_off;
+    double sum = 0.0;
+    for_each_sample(b, ph, pw, p.H, p.W, [&](const RoiBilinear& s) { sum += roi_bilinear_value(plane, p.W, s); });
+    // The mean over the grid; a grid without samples gives 0 (count is at least 1).
+    out.at(r, c, ph, pw) = sum / double(b.count());
+  });
   return out;
 }
 
 Tensor ps_roi_align_backward(const PsRoiParams& p, const Tensor& input, const Tensor& rois,
                              const Tensor& grad_output) {
   Tensor grad(Shape{p.N, p.C, p.H, p.W});
-  const int64_t H = p.H, W = p.W;
-  for (int64_t r = 0; r < p.K; ++r) {
+  for_each_ps_output(p, rois, [&](int64_t r, int64_t c, int64_t ph, int64_t pw, int64_t plane_off) {
     const RoiBox b = ps_align_box(p, rois, r);
-    for (int64_t c = 0; c < p.Co; ++c)
-      for (int64_t ph = 0; ph < p.PH; ++ph)
-        for (int64_t pw = 0; pw < p.PW; ++pw) {
-          double* gplane = grad.data.data() + (b.n * p.C + p.input_channel(c, ph, pw)) * H * W;
-          const double g = grad_output.at(r, c, ph, pw);
-          // The transpose of the forward: every sample hands g * weight / count to its corners.
-          for_each_sample(b, ph, pw, H, W,
-                          [&](const RoiBilinear& s) { roi_bilinear_scatter(gplane, W, s, g, double(b.count())); });
-        }
-  }
+    double* gplane = grad.data.data() + plane_off;
+    const double g = grad_output.at(r, c, ph, pw);
+    // The transpose of the forward: every sample hands g * weight / count to its corners.
+    for_each_sample(b, ph, pw, p.H, p.W,
+                    [&](const RoiBilinear& s) { roi_bilinear_scatter(gplane, p.W, s, g, double(b.count())); });
+  });
   return grad;
 }
 
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c, const ValidParams& vp) {
-  const auto& p = vp.as<PsRoiParams>();
-  Result r;
-  r.outputs["output"] = ps_roi_align_forward(p, c.in("input"), c.in("rois"));
-  if (c.grad_output) r.grads["input"] = ps_roi_align_backward(p, c.in("input"), c.in("rois"), *c.grad_output);
-  return r;
-}
-
-const RefOpRegistrar kRegistrar{"ps_roi_align", {run}};
+const RefOpRegistrar kRegistrar{"ps_roi_align",
+                                {run_input_rois_op<PsRoiParams, ps_roi_align_forward, ps_roi_align_backward>}};
 
 }  // namespace
 

@@ -7,10 +7,11 @@
 #include <limits>
 #include <vector>
 
-#include "reference/ref_backend.h"
 #include "reference/reference.h"
 #include "reference/roi_bilinear.h"
 #include "reference/roi_geometry.h"
+#include "reference/roi_outputs.h"
+#include "reference/roi_ref_entry.h"
 
 namespace oplab::ref {
 namespace {
@@ -67,28 +68,22 @@ MaxBin max_bin(const RoiBox& b, const double* plane, int64_t H, int64_t W, int64
 Tensor roi_align_forward(const RoiAlignParams& p, const Tensor& input, const Tensor& rois) {
   Tensor out(p.output_shape());
   const int64_t H = p.H, W = p.W;
-  for (int64_t r = 0; r < p.K; ++r) {
-    const RoiBox b = align_box(p, rois, r);
-    for (int64_t c = 0; c < p.C; ++c) {
-      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
-      for (int64_t ph = 0; ph < p.PH; ++ph) {
-        for (int64_t pw = 0; pw < p.PW; ++pw) {
-          if (p.mode == PoolMode::Max) {
-            out.at(r, c, ph, pw) = max_bin(b, plane, H, W, ph, pw).value;
-            continue;
-          }
-          double sum = 0.0;
-          for (int64_t iy = 0; iy < b.gh; ++iy) {
-            const double y = sample_y(b, ph, iy);
-            for (int64_t ix = 0; ix < b.gw; ++ix) {
-              sum += roi_bilinear_value(plane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W));
-            }
-          }
-          out.at(r, c, ph, pw) = sum / double(b.count());
-        }
+  auto box = [&](int64_t r) { return align_box(p, rois, r); };
+  for_each_roi_output(p, box, [&](int64_t r, int64_t c, int64_t ph, int64_t pw, const RoiBox& b, int64_t plane_off) {
+    const double* plane = input.data.data() + plane_off;
+    if (p.mode == PoolMode::Max) {
+      out.at(r, c, ph, pw) = max_bin(b, plane, H, W, ph, pw).value;
+      return;
+    }
+    double sum = 0.0;
+    for (int64_t iy = 0; iy < b.gh; ++iy) {
+      const double y = sample_y(b, ph, iy);
+      for (int64_t ix = 0; ix < b.gw; ++ix) {
+        sum += roi_bilinear_value(plane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W));
       }
     }
-  }
+    out.at(r, c, ph, pw) = sum / double(b.count());
+  });
   return out;
 }
 
@@ -96,32 +91,25 @@ Tensor roi_align_backward(const RoiAlignParams& p, const Tensor& input, const Te
                           const Tensor& grad_output) {
   Tensor grad(Shape{p.N, p.C, p.H, p.W});
   const int64_t H = p.H, W = p.W;
-  for (int64_t r = 0; r < p.K; ++r) {
-    const RoiBox b = align_box(p, rois, r);
-    for (int64_t c = 0; c < p.C; ++c) {
-      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
-      double* gplane = grad.data.data() + (b.n * p.C + c) * H * W;
-      for (int64_t ph = 0; ph < p.PH; ++ph) {
-        for (int64_t pw = 0; pw < p.PW; ++pw) {
-          const double g = grad_output.at(r, c, ph, pw);
-          if (p.mode == PoolMode::Max) {
-            // Only the winning sample gets gradient, with its weights undivided; an
-            // out-of-range winner (value 0) passes nothing on.
-            const MaxBin m = max_bin(b, plane, H, W, ph, pw);
-            if (m.has_winner) roi_bilinear_scatter(gplane, W, m.winner, g);
-            continue;
-          }
-          for (int64_t iy = 0; iy < b.gh; ++iy) {
-            const double y = sample_y(b, ph, iy);
-            for (int64_t ix = 0; ix < b.gw; ++ix) {
-              roi_bilinear_scatter(gplane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W), g,
-                                   double(b.count()));
-            }
-          }
-        }
+  auto box = [&](int64_t r) { return align_box(p, rois, r); };
+  for_each_roi_output(p, box, [&](int64_t r, int64_t c, int64_t ph, int64_t pw, const RoiBox& b, int64_t plane_off) {
+    const double* plane = input.data.data() + plane_off;
+    double* gplane = grad.data.data() + plane_off;
+    const double g = grad_output.at(r, c, ph, pw);
+    if (p.mode == PoolMode::Max) {
+      // Only the winning sample gets gradient, with its weights undivided; an
+      // out-of-range winner (value 0) passes nothing on.
+      const MaxBin m = max_bin(b, plane, H, W, ph, pw);
+      if (m.has_winner) roi_bilinear_scatter(gplane, W, m.winner, g);
+      return;
+    }
+    for (int64_t iy = 0; iy < b.gh; ++iy) {
+      const double y = sample_y(b, ph, iy);
+      for (int64_t ix = 0; ix < b.gw; ++ix) {
+        roi_bilinear_scatter(gplane, W, roi_bilinear(y, sample_x(b, pw, ix), H, W), g, double(b.count()));
       }
     }
-  }
+  });
   return grad;
 }
 
@@ -132,66 +120,54 @@ void roi_align_max_grad_range(const RoiAlignParams& p, const Tensor& input, cons
   const int64_t H = p.H, W = p.W;
   std::vector<RoiBilinear> tied;
   std::vector<double> share;  // one bin's contribution to each element (scratch, one plane)
-  for (int64_t r = 0; r < p.K; ++r) {
-    const RoiBox b = align_box(p, rois, r);
-    for (int64_t c = 0; c < p.C; ++c) {
-      const double* plane = input.data.data() + (b.n * p.C + c) * H * W;
-      double* lo_plane = lo.data.data() + (b.n * p.C + c) * H * W;
-      double* hi_plane = hi.data.data() + (b.n * p.C + c) * H * W;
-      for (int64_t ph = 0; ph < p.PH; ++ph)
-        for (int64_t pw = 0; pw < p.PW; ++pw) {
-          const MaxBin m = max_bin(b, plane, H, W, ph, pw);
-          if (!m.has_winner) continue;
-          // The near-tied samples: within tolerance x their magnitude of the maximum.
-          tied.clear();
-          for (int64_t iy = 0; iy < b.gh; ++iy)
-            for (int64_t ix = 0; ix < b.gw; ++ix) {
-              const RoiBilinear bl = roi_bilinear(sample_y(b, ph, iy), sample_x(b, pw, ix), H, W);
-              const double v = roi_bilinear_value(plane, W, bl);
-              double mag = std::fabs(v);
-              if (bl.in_range)
-                mag = std::max({mag, std::fabs(plane[bl.y0 * W + bl.x0]), std::fabs(plane[bl.y0 * W + bl.x1]),
-                                std::fabs(plane[bl.y1 * W + bl.x0]), std::fabs(plane[bl.y1 * W + bl.x1])});
-              if (!std::isnan(v) && v >= m.value - tolerance * mag) tied.push_back(bl);
-            }
-          // Each element's least and greatest share over the choice of winner (0 where a
-          // winner does not touch it).
-          const double g = grad_output.at(r, c, ph, pw);
-          std::vector<std::pair<int64_t, std::vector<double>>> touched;
-          for (size_t t = 0; t < tied.size(); ++t) {
-            share.assign(size_t(H * W), 0.0);
-            roi_bilinear_scatter(share.data(), W, tied[t], g);
-            for (int64_t e = 0; e < H * W; ++e) {
-              if (share[e] == 0.0) continue;
-              auto it = std::find_if(touched.begin(), touched.end(), [e](const auto& x) { return x.first == e; });
-              if (it == touched.end()) {
-                touched.push_back({e, std::vector<double>(tied.size(), 0.0)});
-                it = touched.end() - 1;
-              }
-              it->second[t] = share[e];
-            }
-          }
-          for (const auto& [e, shares] : touched) {
-            lo_plane[e] += *std::min_element(shares.begin(), shares.end());
-            hi_plane[e] += *std::max_element(shares.begin(), shares.end());
-          }
+  auto box = [&](int64_t r) { return align_box(p, rois, r); };
+  for_each_roi_output(p, box, [&](int64_t r, int64_t c, int64_t ph, int64_t pw, const RoiBox& b, int64_t plane_off) {
+    const double* plane = input.data.data() + plane_off;
+    double* lo_plane = lo.data.data() + plane_off;
+    double* hi_plane = hi.data.data() + plane_off;
+    const MaxBin m = max_bin(b, plane, H, W, ph, pw);
+    if (!m.has_winner) return;
+    // The near-tied samples: within tolerance x their magnitude of the maximum.
+    tied.clear();
+    for (int64_t iy = 0; iy < b.gh; ++iy)
+      for (int64_t ix = 0; ix < b.gw; ++ix) {
+        const RoiBilinear bl = roi_bilinear(sample_y(b, ph, iy), sample_x(b, pw, ix), H, W);
+        const double v = roi_bilinear_value(plane, W, bl);
+        double mag = std::fabs(v);
+        if (bl.in_range)
+          mag = std::max({mag, std::fabs(plane[bl.y0 * W + bl.x0]), std::fabs(plane[bl.y0 * W + bl.x1]),
+                          std::fabs(plane[bl.y1 * W + bl.x0]), std::fabs(plane[bl.y1 * W + bl.x1])});
+        if (!std::isnan(v) && v >= m.value - tolerance * mag) tied.push_back(bl);
+      }
+    // Each element's least and greatest share over the choice of winner (0 where a
+    // winner does not touch it).
+    const double g = grad_output.at(r, c, ph, pw);
+    std::vector<std::pair<int64_t, std::vector<double>>> touched;
+    for (size_t t = 0; t < tied.size(); ++t) {
+      share.assign(size_t(H * W), 0.0);
+      roi_bilinear_scatter(share.data(), W, tied[t], g);
+      for (int64_t e = 0; e < H * W; ++e) {
+        if (share[e] == 0.0) continue;
+        auto it = std::find_if(touched.begin(), touched.end(), [e](const auto& x) { return x.first == e; });
+        if (it == touched.end()) {
+          touched.push_back({e, std::vector<double>(tied.size(), 0.0)});
+          it = touched.end() - 1;
         }
+        it->second[t] = share[e];
+      }
     }
-  }
+    for (const auto& [e, shares] : touched) {
+      lo_plane[e] += *std::min_element(shares.begin(), shares.end());
+      hi_plane[e] += *std::max_element(shares.begin(), shares.end());
+    }
+  });
 }
 
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c, const ValidParams& vp) {
-  const auto& p = vp.as<RoiAlignParams>();
-  Result r;
-  r.outputs["output"] = roi_align_forward(p, c.in("input"), c.in("rois"));
-  if (c.grad_output) r.grads["input"] = roi_align_backward(p, c.in("input"), c.in("rois"), *c.grad_output);
-  return r;
-}
-
-const RefOpRegistrar kRegistrar{"roi_align", {run}};
+const RefOpRegistrar kRegistrar{"roi_align",
+                                {run_input_rois_op<RoiAlignParams, roi_align_forward, roi_align_backward>}};
 
 }  // namespace
 

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "reference/pool_geometry.h"
-#include "reference/ref_backend.h"
 #include "reference/reference.h"
+#include "reference/roi_ref_entry.h"
 
 namespace oplab::ref {
 namespace {
@@ -83,15 +83,7 @@ Tensor roi_pool_backward(const RoiPoolParams& p, const Tensor& input, const Tens
 // ---- the `ref` backend's entry for this op ----
 namespace {
 
-Result run(const Case& c, const ValidParams& vp) {
-  const auto& p = vp.as<RoiPoolParams>();
-  Result r;
-  r.outputs["output"] = roi_pool_forward(p, c.in("input"), c.in("rois"));
-  if (c.grad_output) r.grads["input"] = roi_pool_backward(p, c.in("input"), c.in("rois"), *c.grad_output);
-  return r;
-}
-
-const RefOpRegistrar kRegistrar{"roi_pool", {run}};
+const RefOpRegistrar kRegistrar{"roi_pool", {run_input_rois_op<RoiPoolParams, roi_pool_forward, roi_pool_backward>}};
 
 }  // namespace
 

@@ -86,17 +86,19 @@ json build(const Options& opt) {
   std::vector<std::string> order;
   json inputs = json::object();
 
-  if (auto c = load(from / "campaign" / "campaign.json")) {
+  if (auto c = load(from / "campaign" / "summary.json")) {
     json s = accuracy_section(*c, pages.string());
     report["accuracy"] = (*c)["records"];
     for (const json& r : (*c)["records"]) ops.insert(r["op"]), backends.insert(r["backend"]);
     backends.insert("ref");
     checks.insert("campaign (differential, float32 error bound)");
-    inputs["campaign seed"] = (*c).value("seed", 0);
-    inputs["campaign cases per op"] = (*c).value("cases_per_op", 0);
+    const json opts = c->value("options", json::object());
+    inputs["campaign seed"] = opts.value("seed", json(0));
+    inputs["campaign cases per op"] = opts.value("cases", json(0));
+    inputs["campaign status"] = c->value("status", json("?"));
     order.push_back("accuracy");
   } else {
-    report["missing_inputs"].push_back("campaign/campaign.json");
+    report["missing_inputs"].push_back("campaign/summary.json");
     missing_section("accuracy", "Accuracy per op and backend", "oplab campaign", pages.string());
     order.push_back("accuracy");
   }
@@ -122,7 +124,7 @@ json build(const Options& opt) {
       if (b.is_string()) backends.insert(b.get<std::string>());
       if (b.is_array())
         for (const auto& x : b) backends.insert(x.get<std::string>());
-      for (const auto& [name, n] : member(s, "checks").items()) checks.insert("fuzz " + name);
+      for (const json& r : s.value("records", json::array())) checks.insert("fuzz " + r.value("property", std::string("?")));
     }
   } else {
     report["missing_inputs"].push_back("fuzz/*/summary.json");

@@ -5,7 +5,7 @@
 // and one page per section under OUT/pages/.
 //
 // Inputs looked for under FROM (each optional; a missing one is named in the report):
-//   campaign/campaign.json   oplab campaign     accuracy per op x backend
+//   campaign/summary.json    oplab campaign     accuracy per op x backend (its records)
 //   gradcheck.json           oplab gradcheck    gradient checks
 //   fuzz/                    oplab fuzz         campaign summaries (*.json with "records")
 //   bench.json               oplab bench        performance

@@ -17,7 +17,7 @@ json gradcheck_section(const json& g, const std::string& pages) {
   RoleFailures by_role;
   for (const json& r : g.value("summary", json::array())) {
     const json v = r.value("verdicts", json::object());
-    const int64_t f = v.value("FAIL", int64_t(0));
+    const int64_t f = v.value("DISAGREE", int64_t(0)) + v.value("ERROR", int64_t(0));
     const int64_t no_evidence = v.value("skipped", int64_t(0));  // e.g. empty tensors: nothing to difference
     not_evidence += no_evidence;
     checks += r.value("checks", int64_t(0)), fails += f;

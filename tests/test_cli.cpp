@@ -103,9 +103,30 @@ TEST_F(Cli, SeededBugFailuresCountOnlyWhenNamed) {
   const CliRun all = run("campaign --cases 20 --op roi_align --out " + path("all"));
   EXPECT_EQ(all.code, 0) << all.out << all.err;
   EXPECT_NE(all.out.find("0 of implementations"), std::string::npos) << all.out;
-  const json summary = read_json_file(path("all") + "/campaign.json");
-  EXPECT_GT(summary.at("failures_by_role").at("seeded_bug").get<int>(), 0);
-  EXPECT_EQ(summary.at("failures_by_role").at("counted_for_exit").get<int>(), 0);
+  const json summary = read_json_file(path("all") + "/summary.json");
+  EXPECT_EQ(summary.at("status"), "finished");
+  const json& roles = summary.at("options").at("backend_roles");
+  int seeded = 0;
+  for (const auto& f : summary.at("failures")) {
+    const std::string role = roles.at(f.at("backend").get<std::string>());
+    EXPECT_NE(role, "implementation") << f.dump();
+    seeded += role == "seeded-bug";
+  }
+  EXPECT_GT(seeded, 0);
+  // One record per op x backend of the differential property, with the campaign's table
+  // columns: verdict counts that add up to the cases, and cases/s.
+  int records = 0;
+  for (const auto& r : summary.at("records")) {
+    ++records;
+    EXPECT_EQ(r.at("property"), "differential");
+    EXPECT_NE(r.at("backend"), "ref") << "the oracle is not its own subject";
+    int64_t total = 0;
+    for (const auto& [name, n] : r.at("verdicts").items()) total += n.get<int64_t>();
+    EXPECT_EQ(total, r.at("cases").get<int64_t>()) << r.dump();
+    EXPECT_EQ(r.at("cases").get<int64_t>(), 20) << r.dump();
+    EXPECT_GT(r.at("cases_per_second").get<double>(), 0) << r.dump();
+  }
+  EXPECT_GT(records, 3);
 
   const CliRun named = run("campaign --cases 20 --op roi_align --backend bug-roialign-aligned-clamp-bwd --out " + path("named"));
   EXPECT_EQ(named.code, 1) << named.out << named.err;

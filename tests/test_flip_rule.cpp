@@ -124,12 +124,12 @@ TEST(FlipRule, ANudgeExplainsNothingForAKernelThatRoundsOnlyItsInputs) {
   const Case c = cutoff_case();
   ASSERT_NE(evaluate(ref(), c).outputs.at("output").data[0], evaluate(shifted, c).outputs.at("output").data[0]);
   const compare::FloatOutcome strict = compare::compare_float_backend(ref(), shifted, c);
-  EXPECT_EQ(strict.kind, compare::FloatOutcome::Fail) << strict.detail;
+  EXPECT_EQ(strict.verdict, compare::Verdict::Disagree) << strict.detail;
   EXPECT_EQ(strict.rule, compare::FlipRule::KernelRounding);
   // Of undeclared precision, the same result is a range cut-off flip (the old rule).
   Undeclared nearby(shifted);
   const compare::FloatOutcome loose = compare::compare_float_backend(ref(), nearby, c);
-  EXPECT_EQ(loose.kind, compare::FloatOutcome::Flip) << loose.detail;
+  EXPECT_EQ(loose.verdict, compare::Verdict::BoundaryFlip) << loose.detail;
   EXPECT_GT(flips_of(loose, compare::FlipKind::RangeCutoff), 0);
 }
 
@@ -140,7 +140,7 @@ TEST(FlipRule, TheRoundingOfADoubleCoordinateIsARangeCutoffFlip) {
   Float32Fake kernel([](Case k) { return compare::float_rounded_case(k); });
   ASSERT_NE(evaluate(ref(), c).outputs.at("output").data[0], evaluate(kernel, c).outputs.at("output").data[0]);
   const compare::FloatOutcome o = compare::compare_float_backend(ref(), kernel, c);
-  EXPECT_EQ(o.kind, compare::FloatOutcome::Flip) << o.detail;
+  EXPECT_EQ(o.verdict, compare::Verdict::BoundaryFlip) << o.detail;
   EXPECT_EQ(flips_of(o, compare::FlipKind::RangeCutoff), 1);
   EXPECT_EQ(compare::flip_kind_between(c, compare::float_rounded_case(c)), compare::FlipKind::RangeCutoff);
 }
@@ -172,12 +172,12 @@ TEST(FlipRule, RoiPoolCornersAreScaledInFloat32LikeTheKernels) {
   ASSERT_EQ(evaluate(ref(), c).outputs.at("output").data[0], 1e3);
   ASSERT_EQ(evaluate(kernel, c).outputs.at("output").data[0], 33);
   const compare::FloatOutcome o = compare::compare_float_backend(ref(), kernel, c);
-  EXPECT_EQ(o.kind, compare::FloatOutcome::Flip) << o.detail;
+  EXPECT_EQ(o.verdict, compare::Verdict::BoundaryFlip) << o.detail;
   EXPECT_GT(flips_of(o, compare::FlipKind::Round), 0);
   // Every halide backend takes this decision the same way.
   for (Backend* b : runnable_halide_backends()) {
     const compare::FloatOutcome h = compare::compare_float_backend(ref(), *b, c);
-    EXPECT_EQ(h.kind, compare::FloatOutcome::Flip) << b->name() << ": " << h.detail;
+    EXPECT_EQ(h.verdict, compare::Verdict::BoundaryFlip) << b->name() << ": " << h.detail;
   }
 }
 
@@ -189,10 +189,10 @@ TEST(FlipRule, RoundingHalfToEvenFailsWhereNudgesCalledItAFlip) {
   Backend& bug = backend("bug-roipool-half-even");
   ASSERT_EQ(evaluate(ref(), c).outputs.at("output").data[0], 5);
   ASSERT_EQ(evaluate(bug, c).outputs.at("output").data[0], 1e3);
-  EXPECT_EQ(compare::compare_float_backend(ref(), bug, c).kind, compare::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(ref(), bug, c).verdict, compare::Verdict::Disagree);
   Undeclared nearby(bug);
   const compare::FloatOutcome loose = compare::compare_float_backend(ref(), nearby, c);
-  EXPECT_EQ(loose.kind, compare::FloatOutcome::Flip) << loose.detail;
+  EXPECT_EQ(loose.verdict, compare::Verdict::BoundaryFlip) << loose.detail;
   EXPECT_GT(flips_of(loose, compare::FlipKind::Round), 0);
 }
 
@@ -209,10 +209,10 @@ TEST(FlipRule, ASampleExactlyOnTheFarEdgeFailsWhereNudgesCalledItAFlip) {
   Backend& bug = backend("bug-roialign-end-cutoff");
   ASSERT_NE(evaluate(ref(), c).outputs.at("output").data[0], 0.0);
   ASSERT_EQ(evaluate(bug, c).outputs.at("output").data[0], 0.0);
-  EXPECT_EQ(compare::compare_float_backend(ref(), bug, c).kind, compare::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(ref(), bug, c).verdict, compare::Verdict::Disagree);
   Undeclared nearby(bug);
   const compare::FloatOutcome loose = compare::compare_float_backend(ref(), nearby, c);
-  EXPECT_EQ(loose.kind, compare::FloatOutcome::Flip) << loose.detail;
+  EXPECT_EQ(loose.verdict, compare::Verdict::BoundaryFlip) << loose.detail;
   EXPECT_GT(flips_of(loose, compare::FlipKind::RangeCutoff), 0);
 }
 
@@ -220,7 +220,7 @@ TEST(FlipRule, FlipsAreCountedPerKindAgainstTheBudget) {
   compare::AccuracyStats stats;
   compare::FloatOutcome pass, flip;
   pass.flip_budget = flip.flip_budget = 0.1;
-  flip.kind = compare::FloatOutcome::Flip;
+  flip.verdict = compare::Verdict::BoundaryFlip;
   flip.flips[size_t(compare::FlipKind::Floor)] = 3;
   flip.flips[size_t(compare::FlipKind::RangeCutoff)] = 1;
   const Case c = cutoff_case();
@@ -251,7 +251,7 @@ compare::AccuracyStats judge_sample(Backend& b, const std::string& op, int* fail
   for (const Case& c : fuzz::sample_cases(op, kSampleCases, kSampleSeed)) {
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), b, c);
     stats.add(c, o);
-    if (o.kind == compare::FloatOutcome::Fail || o.kind == compare::FloatOutcome::Error) {
+    if (o.verdict == compare::Verdict::Disagree || o.verdict == compare::Verdict::Error) {
       if (failures && (*failures)++ == 0 && first_failure) *first_failure = o.detail;
     }
   }

@@ -40,17 +40,17 @@ TEST_P(FloatAgreement, HalideBackendsWithinBound) {
       for (const Case* cp : std::initializer_list<const Case*>{&forward, &full}) {
         const Case& c = *cp;
         const compare::FloatOutcome o = compare::compare_float_backend(*ref, *b, c);
-        ++count[std::string(c.grad_output ? "backward " : "forward ") + compare::float_outcome_name(o.kind)];
+        ++count[std::string(c.grad_output ? "backward " : "forward ") + compare::verdict_name(o.verdict)];
         worst = std::max(worst, o.worst_ratio);
-        if (o.kind == compare::FloatOutcome::Fail || o.kind == compare::FloatOutcome::Error) {
+        if (o.verdict == compare::Verdict::Disagree || o.verdict == compare::Verdict::Error) {
         // Keep the case for `oplab eval` / `oplab replay`.
         const auto path = std::filesystem::temp_directory_path() / ("oplab-float-" + op + "-" + name + ".json");
         write_json_file_atomic(path.string(), case_to_json(c));
         std::cout << "[float] failing case saved: " << path.string() << "\n";
       }
-      EXPECT_TRUE(o.kind == compare::FloatOutcome::Pass || o.kind == compare::FloatOutcome::Flip ||
-                    o.kind == compare::FloatOutcome::Unsupported)
-            << op << " on " << name << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
+      EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip ||
+                    o.verdict == compare::Verdict::Unsupported)
+            << op << " on " << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
       }
     }
     std::cout << "[float] " << op << " on " << name << ":";

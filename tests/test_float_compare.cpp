@@ -53,7 +53,7 @@ TEST(FloatCompare, FloatRoundingPasses) {
   auto ref = make_ref_backend();
   FakeFloatBackend b([](Case c) { return c; }, [](Result&) {});
   const auto o = compare::compare_float_backend(*ref, b, cutoff_case());
-  EXPECT_EQ(o.kind, compare::FloatOutcome::Pass) << o.detail;
+  EXPECT_EQ(o.verdict, compare::Verdict::Agree) << o.detail;
 }
 
 TEST(FloatCompare, CoordinatesAFewUlpsAwayAreAFlipNotAPass) {
@@ -68,21 +68,21 @@ TEST(FloatCompare, CoordinatesAFewUlpsAwayAreAFlipNotAPass) {
   const Case c = cutoff_case();
   EXPECT_NE(evaluate(*ref, c).outputs.at("output").data[0], b.run(c).outputs.at("output").data[0]);
   const auto o = compare::compare_float_backend(*ref, b, c);
-  EXPECT_EQ(o.kind, compare::FloatOutcome::Flip) << o.detail;
+  EXPECT_EQ(o.verdict, compare::Verdict::BoundaryFlip) << o.detail;
 }
 
 TEST(FloatCompare, ARealErrorFails) {
   auto ref = make_ref_backend();
   FakeFloatBackend b([](Case c) { return c; }, [](Result& r) { r.outputs.at("output").data[0] *= 1.0001; });
   const auto o = compare::compare_float_backend(*ref, b, cutoff_case());
-  EXPECT_EQ(o.kind, compare::FloatOutcome::Fail);
+  EXPECT_EQ(o.verdict, compare::Verdict::Disagree);
   EXPECT_NE(o.detail.find("outputs.output[0]"), std::string::npos) << o.detail;
 }
 
 TEST(FloatCompare, NanWhereTheReferenceHasANumberFails) {
   auto ref = make_ref_backend();
   FakeFloatBackend b([](Case c) { return c; }, [](Result& r) { r.outputs.at("output").data[0] = NAN; });
-  EXPECT_EQ(compare::compare_float_backend(*ref, b, cutoff_case()).kind, compare::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(*ref, b, cutoff_case()).verdict, compare::Verdict::Disagree);
 }
 
 
@@ -117,7 +117,7 @@ TEST(FloatCompare, DcnOffsetRoundedOntoTheTapIsAFlip) {
   ASSERT_EQ(evaluate(*ref, c).grads.at("offset").data[4], 0.0);
   ASSERT_EQ(b.run(c).grads.at("offset").data[4], 0.375);
   const auto o = compare::compare_float_backend(*ref, b, c);
-  EXPECT_EQ(o.kind, compare::FloatOutcome::Flip) << o.detail;
+  EXPECT_EQ(o.verdict, compare::Verdict::BoundaryFlip) << o.detail;
 }
 
 TEST(FloatCompare, OffsetGradientBoundCountsBothPixels) {
@@ -127,10 +127,10 @@ TEST(FloatCompare, OffsetGradientBoundCountsBothPixels) {
   Case c = dcn_tap_case(0.5);
   c.inputs["input"].data = {1000, 1000.5};
   FakeFloatBackend ulp([](Case c) { return c; }, [](Result& r) { r.grads.at("offset").data[5] += 1000.0 * 0x1p-23; });
-  EXPECT_EQ(compare::compare_float_backend(*ref, ulp, c).kind, compare::FloatOutcome::Pass);
+  EXPECT_EQ(compare::compare_float_backend(*ref, ulp, c).verdict, compare::Verdict::Agree);
   // A tenth of a pixel value off is not rounding.
   FakeFloatBackend wrong([](Case c) { return c; }, [](Result& r) { r.grads.at("offset").data[5] += 100.0; });
-  EXPECT_EQ(compare::compare_float_backend(*ref, wrong, c).kind, compare::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(*ref, wrong, c).verdict, compare::Verdict::Disagree);
 }
 
 TEST(FloatCompare, RoiAlignMaxTieWinnerIsAFlip) {
@@ -151,12 +151,12 @@ TEST(FloatCompare, RoiAlignMaxTieWinnerIsAFlip) {
   c.grad_output = g;
   FakeFloatBackend last_wins([](Case c) { c.inputs["input"].at(0, 0, 3, 3) += 1e-9; return c; }, [](Result&) {});
   ASSERT_NE(evaluate(*ref, c).grads.at("input").data[0], last_wins.run(c).grads.at("input").data[0]);
-  EXPECT_EQ(compare::compare_float_backend(*ref, last_wins, c).kind, compare::FloatOutcome::Flip);
+  EXPECT_EQ(compare::compare_float_backend(*ref, last_wins, c).verdict, compare::Verdict::BoundaryFlip);
   // The same routing on a map without ties is wrong.
   for (int i = 0; i < 16; ++i) c.inputs["input"].data[size_t(i)] = 1 + i;
   FakeFloatBackend first_wins([](Case c) { for (int i = 0; i < 16; ++i) c.inputs["input"].data[size_t(i)] = 16 - i; return c; },
                               [](Result&) {});
-  EXPECT_EQ(compare::compare_float_backend(*ref, first_wins, c).kind, compare::FloatOutcome::Fail);
+  EXPECT_EQ(compare::compare_float_backend(*ref, first_wins, c).verdict, compare::Verdict::Disagree);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(GradBackends, EveryBackendThatRunsHere) {
     print_sides(std::cout, summarize_sides(all));
     // Evidence for an input: finite differences that passed, failed, or were explained.
     for (const auto& s : rows)
-      if (s.method == "fd-projection" && s.checks > s.count(verdict::kSkipped) + s.count(verdict::kUnsupported))
+      if (s.method == "fd-projection" && s.checks > s.count(Verdict::Skipped) + s.count(Verdict::Unsupported))
         checked.insert(b->name() + " " + s.op + " " + s.input);
     // Every differentiable input of every op the backend takes on is checked on it.
     std::set<std::string> supported;

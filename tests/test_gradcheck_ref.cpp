@@ -37,7 +37,7 @@ TEST_P(GradRef, EveryInputPassesEveryCheck) {
   // Evidence for every differentiable input: passing projections and Jacobians on several
   // cases, and the adjoint identity wherever the op is affine in the input.
   std::map<std::string, int64_t> passes;  // "input method" -> passing checks
-  for (const auto& s : rows) passes[s.input + " " + s.method] += s.count(verdict::kPass);
+  for (const auto& s : rows) passes[s.input + " " + s.method] += s.count(Verdict::Agree);
   for (const auto& in : op_desc(op).inputs) {
     if (!in.differentiable) continue;
     EXPECT_GE(passes[in.name + " fd-projection"], 10) << op << " " << in.name;

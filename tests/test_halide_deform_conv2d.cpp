@@ -83,10 +83,10 @@ class OffsetGradReplaced : public Backend {
 };
 
 struct Verdict {
-  std::string kind;  // pass, boundary-flip, coordinate-flip, offset-by-|ref|, FAIL, ERROR
+  std::string kind;  // agree, boundary-flip, coordinate-flip, offset-by-|ref|, DISAGREE, ERROR
   std::string detail;
   double worst_ratio = 0;
-  bool ok() const { return kind != "FAIL" && kind != "ERROR" && kind != "unsupported"; }
+  bool ok() const { return kind != "DISAGREE" && kind != "ERROR" && kind != "unsupported"; }
 };
 
 // Agreement with the reference by compare::compare_float_backend (SPEC §9), with two steps for
@@ -100,14 +100,14 @@ struct Verdict {
 //     held to the same kappa times |ref| (+ 1e-3 max|ref|): |ref| <= Σ|terms|, so this is never
 //     looser than SPEC §9's bound; every other tensor still goes through the comparison.
 Verdict agree(Backend& b, const Case& c) {
-  auto name = [](const compare::FloatOutcome& o) { return std::string(compare::float_outcome_name(o.kind)); };
+  auto name = [](const compare::FloatOutcome& o) { return std::string(compare::verdict_name(o.verdict)); };
   const compare::FloatOutcome o = compare::compare_float_backend(ref(), b, c);
-  if (o.kind != compare::FloatOutcome::Fail) return {name(o), o.detail, o.worst_ratio};
+  if (o.verdict != compare::Verdict::Disagree) return {name(o), o.detail, o.worst_ratio};
   const Case fc = compare::float_rounded_case(c);
   const compare::FloatOutcome o2 = compare::compare_float_backend(ref(), b, fc);
-  if (o2.kind == compare::FloatOutcome::Pass || o2.kind == compare::FloatOutcome::Flip)
+  if (o2.verdict == compare::Verdict::Agree || o2.verdict == compare::Verdict::BoundaryFlip)
     return {"coordinate-flip", o.detail, o2.worst_ratio};
-  if (o2.kind != compare::FloatOutcome::Fail || o2.detail.rfind("grads.offset", 0) != 0)
+  if (o2.verdict != compare::Verdict::Disagree || o2.detail.rfind("grads.offset", 0) != 0)
     return {name(o2), o.detail + " | at float32 coordinates: " + o2.detail, 0};
 
   const DeformConvParams p = parse_deform_conv2d(fc);
@@ -132,13 +132,13 @@ Verdict agree(Backend& b, const Case& c) {
       std::ostringstream os;
       os.precision(9);
       os << "grads.offset[" << i << "]: " << e.data[i] << " vs ref " << r.data[i] << " (|ref| bound " << bound << ")";
-      return {"FAIL", os.str(), 0};
+      return {"DISAGREE", os.str(), 0};
     }
     if (std::isfinite(r.data[i])) worst = std::max(worst, std::fabs(e.data[i] - r.data[i]) / bound);
   }
   OffsetGradReplaced rest(b, r);
   const compare::FloatOutcome o3 = compare::compare_float_backend(ref(), rest, fc);
-  if (o3.kind == compare::FloatOutcome::Pass || o3.kind == compare::FloatOutcome::Flip)
+  if (o3.verdict == compare::Verdict::Agree || o3.verdict == compare::Verdict::BoundaryFlip)
     return {"offset-by-|ref|", o.detail, std::max(worst, o3.worst_ratio)};
   return {name(o3), o3.detail, 0};
 }
@@ -196,7 +196,7 @@ TEST(HalideDeformConv2d, LargerShapesWithinBound) {
     for (size_t i = 0; i < shapes.size(); ++i) {
       const Verdict v = expect_agrees(*be, random_case(shapes[i], 2.5, 100 + i), "shape " + std::to_string(i));
       std::cout << "[dcn] " << be->name() << " shape " << i << ": " << v.kind << ", worst error/bound = " << v.worst_ratio
-                << (v.kind == "pass" ? "" : " (" + v.detail + ")") << "\n";
+                << (v.kind == "agree" ? "" : " (" + v.detail + ")") << "\n";
     }
 }
 
@@ -286,7 +286,7 @@ TEST(HalideDeformConv2d, SamplesOnTheCutOffs) {
   for (Backend* b : runnable_backends()) {
     const Verdict v = expect_agrees(*b, c, "cut-offs");
     // Every coordinate here is exact in float32: no flip can explain a difference.
-    EXPECT_EQ(v.kind, "pass") << b->name() << ": " << v.detail;
+    EXPECT_EQ(v.kind, "agree") << b->name() << ": " << v.detail;
   }
 }
 

@@ -50,12 +50,12 @@ struct Tally {
   double worst = 0;
   std::map<std::string, double> worst_by_mode;  // "bicubic 2-D" -> worst error/bound
   void add(const Case& c, const compare::FloatOutcome& o, const std::string& what) {
-    ++count[compare::float_outcome_name(o.kind)];
+    ++count[compare::verdict_name(o.verdict)];
     worst = std::max(worst, o.worst_ratio);
     const std::string mode = c.params.value("mode", "nearest") + " " + std::to_string(c.in("input").rank() - 2) + "-D";
     worst_by_mode[mode] = std::max(worst_by_mode[mode], o.worst_ratio);
-    EXPECT_TRUE(o.kind == compare::FloatOutcome::Pass || o.kind == compare::FloatOutcome::Flip)
-        << what << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail << "\n  params " << c.params.dump()
+    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
+        << what << ": " << compare::verdict_name(o.verdict) << ": " << o.detail << "\n  params " << c.params.dump()
         << " input " << shape_str(c.in("input").shape);
   }
   void print(const std::string& what) const {
@@ -114,7 +114,7 @@ TEST_P(HalideInterpolate, FuzzCorpusWithinBound) {
     t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam());
   }
   t.print(GetParam() + " fuzz corpus (" + std::to_string(kCorpusCases) + " cases, forward+backward)");
-  EXPECT_EQ(t.count["pass"] + t.count["boundary-flip"], kCorpusCases);
+  EXPECT_EQ(t.count["agree"] + t.count["boundary-flip"], kCorpusCases);
 }
 
 // Every mode and rank on sizes past the vector width (16 floats), up- and downsampling, size

@@ -49,18 +49,18 @@ TEST_P(HalidePsRoiCorpus, WithinBoundForwardAndBackward) {
   for (const Case& c : fuzz::sample_cases(op, kCases, kSeed)) {
     ASSERT_TRUE(c.grad_output.has_value());
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    ++count[compare::float_outcome_name(o.kind)];
+    ++count[compare::verdict_name(o.verdict)];
     worst = std::max(worst, o.worst_ratio);
     // Every valid case is supported, forward and backward, and none may fail.
-    EXPECT_TRUE(o.kind == compare::FloatOutcome::Pass || o.kind == compare::FloatOutcome::Flip)
-        << op << " on " << name << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
+    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
+        << op << " on " << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
     // The kernels form boxes, bins, grids and samples in double with the reference's
     // operations: on the inputs as they see them (rounded to float32) every discrete decision
     // is the reference's, so a flip there would be a wrong decision, not a rounding.
-    if (o.kind == compare::FloatOutcome::Flip) {
+    if (o.verdict == compare::Verdict::BoundaryFlip) {
       const compare::FloatOutcome r = compare::compare_float_backend(ref(), *b, compare::float_rounded_case(c));
-      EXPECT_EQ(r.kind, compare::FloatOutcome::Pass)
-          << op << " on " << name << ", inputs rounded to float32: " << compare::float_outcome_name(r.kind) << ": "
+      EXPECT_EQ(r.verdict, compare::Verdict::Agree)
+          << op << " on " << name << ", inputs rounded to float32: " << compare::verdict_name(r.verdict) << ": "
           << r.detail;
     }
   }
@@ -126,8 +126,8 @@ Case make_case(const std::string& op, json params, Shape input_shape, Tensor roi
 void expect_agrees(const Case& c, const std::string& what) {
   for (Backend* b : runnable_halide_backends()) {
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    EXPECT_EQ(o.kind, compare::FloatOutcome::Pass)
-        << what << " on " << b->name() << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
+    EXPECT_EQ(o.verdict, compare::Verdict::Agree)
+        << what << " on " << b->name() << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
   }
 }
 

@@ -58,11 +58,11 @@ TEST_P(HalideRoiCorpus, WithinBoundForwardAndBackward) {
   for (const Case& c : fuzz::sample_cases(op, kCases, kSeed)) {
     ASSERT_TRUE(c.grad_output.has_value());
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    ++count[compare::float_outcome_name(o.kind)];
+    ++count[compare::verdict_name(o.verdict)];
     worst = std::max(worst, o.worst_ratio);
     // Every case of these ops is supported, forward and backward, and none may fail.
-    EXPECT_TRUE(o.kind == compare::FloatOutcome::Pass || o.kind == compare::FloatOutcome::Flip)
-        << op << " on " << name << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
+    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
+        << op << " on " << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
   }
   std::cout << "[roi] " << op << " on " << name << " (" << kCases << " cases, forward+backward):";
   for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
@@ -125,7 +125,7 @@ void on_halide(const Case& c, Check check) {
 void expect_agrees(const Case& c) {
   for (Backend* b : runnable_halide_backends()) {
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    EXPECT_EQ(o.kind, compare::FloatOutcome::Pass) << b->name() << ": " << compare::float_outcome_name(o.kind) << ": " << o.detail;
+    EXPECT_EQ(o.verdict, compare::Verdict::Agree) << b->name() << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
   }
 }
 

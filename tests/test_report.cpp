@@ -35,7 +35,7 @@ TEST(Report, BuiltFromASmallRunValidatesAndNamesEverything) {
   const std::string oplab = OPLAB_CLI, out = dir.string();
   // The campaign exits 1 when it finds failures; the report must be built either way.
   ASSERT_LE(sh(oplab + " campaign --cases 15 --seed 3 --out " + out + "/campaign"), 1);
-  ASSERT_TRUE(fs::exists(dir / "campaign" / "campaign.json"));
+  ASSERT_TRUE(fs::exists(dir / "campaign" / "summary.json"));
   ASSERT_EQ(sh(oplab + " gradcheck --op all --backend ref --cases 2 --seed 3 --out " + out + "/gradcheck.json"), 0);
   ASSERT_EQ(sh(oplab + " fuzz --op roi_align --backend ref --cases 10 --seed 3 --no-fork --out " + out + "/fuzz/ref"), 0);
   ASSERT_EQ(sh(oplab + " bench --reduced --shape nearest --repeats 1 --warmup 0 --no-backward --out " + out + "/bench.json"), 0);

@@ -36,6 +36,7 @@
 
 #include "core/backend.h"
 #include "core/params.h"
+#include "reference/deform_conv2d_points.h"
 #include "variants/dcn_steps.h"
 
 namespace oplab {
@@ -119,26 +120,22 @@ class Dcn4uiiurz1Backend : public Backend {
     auto sample = [&](int64_t n, int64_t k, int64_t oy, int64_t ox) -> Sample& {
       return samples[size_t(((n * K + k) * p.Ho + oy) * p.Wo + ox)];
     };
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t i = 0; i < p.kh; ++i)
-        for (int64_t j = 0; j < p.kw; ++j) {
-          const int64_t k = i * p.kw + j;
-          for (int64_t oy = 0; oy < p.Ho; ++oy)
-            for (int64_t ox = 0; ox < p.Wo; ++ox) {
-              // The case's offsets follow SPEC §2's layout (Δy, Δx interleaved per tap); the
-              // module stores all Δy first, then all Δx. Only the storage differs.
-              const double py = double(tap_base(oy, p.sh, i, p.kh)) + off.at(n, 2 * k, oy, ox);
-              const double px = double(tap_base(ox, p.sw, j, p.kw)) + off.at(n, 2 * k + 1, oy, ox);
-              Sample& s = sample(n, k, oy, ox);
-              s.r = axis_corners(py, Hp);
-              s.c = axis_corners(px, Wp);
-              s.g_lt = lo_factor(s.r) * lo_factor(s.c);
-              s.g_rb = hi_factor(s.r) * hi_factor(s.c);
-              s.g_lb = lo_factor(s.r) * hi_factor(s.c);  // q_lb = (q_lt row, q_rb column)
-              s.g_rt = hi_factor(s.r) * lo_factor(s.c);  // q_rt = (q_rb row, q_lt column)
-              s.m = mask ? mask->at(n, k, oy, ox) : 1.0;
-            }
-        }
+    // One offset group (D = 1, unsupported_reason), so the points' group d is always 0.
+    ref::for_each_dcn_point(p, [&](const ref::DcnPoint& q) {
+      const int64_t n = q.n, oy = q.oy, ox = q.ox;
+      // The case's offsets follow SPEC §2's layout (Δy, Δx interleaved per tap); the
+      // module stores all Δy first, then all Δx. Only the storage differs.
+      const double py = double(tap_base(oy, p.sh, q.i, p.kh)) + off.at(n, q.dy_chan, oy, ox);
+      const double px = double(tap_base(ox, p.sw, q.j, p.kw)) + off.at(n, q.dy_chan + 1, oy, ox);
+      Sample& s = sample(n, q.k, oy, ox);
+      s.r = axis_corners(py, Hp);
+      s.c = axis_corners(px, Wp);
+      s.g_lt = lo_factor(s.r) * lo_factor(s.c);
+      s.g_rb = hi_factor(s.r) * hi_factor(s.c);
+      s.g_lb = lo_factor(s.r) * hi_factor(s.c);  // q_lb = (q_lt row, q_rb column)
+      s.g_rt = hi_factor(s.r) * lo_factor(s.c);  // q_rt = (q_rb row, q_lt column)
+      s.m = mask ? mask->at(n, q.mask_chan, oy, ox) : 1.0;
+    });
 
     // The blended value of one sample, before the mask, summed in the module's order.
     auto blend = [&](const Sample& s, int64_t n, int64_t ch) {
@@ -187,37 +184,32 @@ class Dcn4uiiurz1Backend : public Backend {
     // four weights at the clamped corners, the offset the derivative of the weights through the
     // clamp of p (zero where the clamp is active).
     Tensor gXp(Xp.shape), gOff(off.shape), gM(mask ? mask->shape : Shape{});
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t i = 0; i < p.kh; ++i)
-        for (int64_t j = 0; j < p.kw; ++j) {
-          const int64_t k = i * p.kw + j;
-          for (int64_t oy = 0; oy < p.Ho; ++oy)
-            for (int64_t ox = 0; ox < p.Wo; ++ox) {
-              const Sample& s = sample(n, k, oy, ox);
-              double g_py = 0.0, g_px = 0.0, g_m = 0.0;
-              for (int64_t ch = 0; ch < p.C; ++ch) {
-                const double gt = gT.at(n, ch, oy * p.kh + i, ox * p.kw + j);
-                const double gv = gt * s.m;  // gradient of the blended value
-                if (mask) g_m += gt * blend(s, n, ch);
-                gXp.at(n, ch, s.r.lt, s.c.lt) += s.g_lt * gv;
-                gXp.at(n, ch, s.r.rb, s.c.rb) += s.g_rb * gv;
-                gXp.at(n, ch, s.r.lt, s.c.rb) += s.g_lb * gv;
-                gXp.at(n, ch, s.r.rb, s.c.lt) += s.g_rt * gv;
-                const double v_lt = Xp.at(n, ch, s.r.lt, s.c.lt), v_rb = Xp.at(n, ch, s.r.rb, s.c.rb);
-                const double v_lb = Xp.at(n, ch, s.r.lt, s.c.rb), v_rt = Xp.at(n, ch, s.r.rb, s.c.lt);
-                // d(lo_factor)/dp = -1, d(hi_factor)/dp = +1 on each axis.
-                const double dv_dpy = -lo_factor(s.c) * v_lt + hi_factor(s.c) * v_rb - hi_factor(s.c) * v_lb +
-                                      lo_factor(s.c) * v_rt;
-                const double dv_dpx = -lo_factor(s.r) * v_lt + hi_factor(s.r) * v_rb + lo_factor(s.r) * v_lb -
-                                      hi_factor(s.r) * v_rt;
-                g_py += gv * dv_dpy;
-                g_px += gv * dv_dpx;
-              }
-              gOff.at(n, 2 * k, oy, ox) = s.r.p_inside ? g_py : 0.0;
-              gOff.at(n, 2 * k + 1, oy, ox) = s.c.p_inside ? g_px : 0.0;
-              if (mask) gM.at(n, k, oy, ox) = g_m;
-            }
-        }
+    ref::for_each_dcn_point(p, [&](const ref::DcnPoint& q) {
+      const int64_t n = q.n, oy = q.oy, ox = q.ox;
+      const Sample& s = sample(n, q.k, oy, ox);
+      double g_py = 0.0, g_px = 0.0, g_m = 0.0;
+      for (int64_t ch = 0; ch < p.C; ++ch) {
+        const double gt = gT.at(n, ch, oy * p.kh + q.i, ox * p.kw + q.j);
+        const double gv = gt * s.m;  // gradient of the blended value
+        if (mask) g_m += gt * blend(s, n, ch);
+        gXp.at(n, ch, s.r.lt, s.c.lt) += s.g_lt * gv;
+        gXp.at(n, ch, s.r.rb, s.c.rb) += s.g_rb * gv;
+        gXp.at(n, ch, s.r.lt, s.c.rb) += s.g_lb * gv;
+        gXp.at(n, ch, s.r.rb, s.c.lt) += s.g_rt * gv;
+        const double v_lt = Xp.at(n, ch, s.r.lt, s.c.lt), v_rb = Xp.at(n, ch, s.r.rb, s.c.rb);
+        const double v_lb = Xp.at(n, ch, s.r.lt, s.c.rb), v_rt = Xp.at(n, ch, s.r.rb, s.c.lt);
+        // d(lo_factor)/dp = -1, d(hi_factor)/dp = +1 on each axis.
+        const double dv_dpy =
+            -lo_factor(s.c) * v_lt + hi_factor(s.c) * v_rb - hi_factor(s.c) * v_lb + lo_factor(s.c) * v_rt;
+        const double dv_dpx =
+            -lo_factor(s.r) * v_lt + hi_factor(s.r) * v_rb + lo_factor(s.r) * v_lb - hi_factor(s.r) * v_rt;
+        g_py += gv * dv_dpy;
+        g_px += gv * dv_dpx;
+      }
+      gOff.at(n, q.dy_chan, oy, ox) = s.r.p_inside ? g_py : 0.0;
+      gOff.at(n, q.dy_chan + 1, oy, ox) = s.c.p_inside ? g_px : 0.0;
+      if (mask) gM.at(n, q.mask_chan, oy, ox) = g_m;
+    });
 
     // The padding's backward: crop.
     Tensor gX(X.shape);

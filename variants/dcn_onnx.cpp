@@ -27,6 +27,7 @@
 
 #include "core/backend.h"
 #include "core/params.h"
+#include "reference/deform_conv2d_points.h"
 #include "variants/dcn_steps.h"
 
 namespace oplab {
@@ -73,7 +74,6 @@ class DcnOnnxBackend : public Backend {
     const Tensor& Wt = c.in("weight");
     const Tensor* mask = c.opt("mask");
     const Tensor* bias = c.opt("bias");
-    const int64_t K = p.kh * p.kw;
     const int64_t extra_h = p.ph == 0 ? 1 : 0, extra_w = p.pw == 0 ? 1 : 0;
     const int64_t Ph = p.ph + extra_h, Pw = p.pw + extra_w;
     const int64_t Hp = p.H + 2 * Ph, Wp = p.W + 2 * Pw;
@@ -84,29 +84,23 @@ class DcnOnnxBackend : public Backend {
 
     // Stages 2-4, written straight into the Conv's input layout (stage 5's reshape).
     Tensor V({p.N, p.C, p.Ho * p.kh, p.Wo * p.kw});
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t d = 0; d < p.D; ++d)
-        for (int64_t i = 0; i < p.kh; ++i)
-          for (int64_t j = 0; j < p.kw; ++j) {
-            const int64_t k = i * p.kw + j;
-            for (int64_t oy = 0; oy < p.Ho; ++oy)
-              for (int64_t ox = 0; ox < p.Wo; ++ox) {
-                const double base_y = double(oy * p.sh + extra_h + i * p.dh);
-                const double base_x = double(ox * p.sw + extra_w + j * p.dw);
-                const AxisCorners ry = axis_corners(base_y + off.at(n, 2 * (d * K + k), oy, ox), Hp);
-                const AxisCorners rx = axis_corners(base_x + off.at(n, 2 * (d * K + k) + 1, oy, ox), Wp);
-                const double w_tl = (1.0 - rx.d) * (1.0 - ry.d);
-                const double w_br = rx.d * ry.d;
-                const double w_bl = (1.0 - rx.d) * ry.d;
-                const double w_tr = rx.d * (1.0 - ry.d);
-                const double m = mask ? mask->at(n, d * K + k, oy, ox) : 1.0;
-                for (int64_t ch = d * Cd; ch < (d + 1) * Cd; ++ch) {
-                  const double v = w_tl * Xp.at(n, ch, ry.t, rx.t) + w_br * Xp.at(n, ch, ry.b, rx.b) +
-                                   w_bl * Xp.at(n, ch, ry.b, rx.t) + w_tr * Xp.at(n, ch, ry.t, rx.b);
-                  V.at(n, ch, oy * p.kh + i, ox * p.kw + j) = mask ? v * m : v;
-                }
-              }
-          }
+    ref::for_each_dcn_point(p, [&](const ref::DcnPoint& q) {
+      const int64_t n = q.n, oy = q.oy, ox = q.ox;
+      const double base_y = double(oy * p.sh + extra_h + q.i * p.dh);
+      const double base_x = double(ox * p.sw + extra_w + q.j * p.dw);
+      const AxisCorners ry = axis_corners(base_y + off.at(n, q.dy_chan, oy, ox), Hp);
+      const AxisCorners rx = axis_corners(base_x + off.at(n, q.dy_chan + 1, oy, ox), Wp);
+      const double w_tl = (1.0 - rx.d) * (1.0 - ry.d);
+      const double w_br = rx.d * ry.d;
+      const double w_bl = (1.0 - rx.d) * ry.d;
+      const double w_tr = rx.d * (1.0 - ry.d);
+      const double m = mask ? mask->at(n, q.mask_chan, oy, ox) : 1.0;
+      for (int64_t ch = q.d * Cd; ch < (q.d + 1) * Cd; ++ch) {
+        const double v = w_tl * Xp.at(n, ch, ry.t, rx.t) + w_br * Xp.at(n, ch, ry.b, rx.b) +
+                         w_bl * Xp.at(n, ch, ry.b, rx.t) + w_tr * Xp.at(n, ch, ry.t, rx.b);
+        V.at(n, ch, oy * p.kh + q.i, ox * p.kw + q.j) = mask ? v * m : v;
+      }
+    });
 
     // Stage 5: grouped Conv with kernel = stride = (kh, kw), then the bias.
     Tensor out = dcn_steps::strided_conv(p, V, Wt, bias);

@@ -1,0 +1,63 @@
+#include "cli/campaign_cli.h"
+
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/commands.h"
+#include "fuzz/arg_parse.h"
+#include "fuzz/campaign_records.h"
+
+namespace oplab::cli {
+
+void add_engine_options(CLI::App* sub, EngineArgs& a) {
+  sub->add_option("--seed,-s", a.seed, "campaign seed (default 1)");
+  sub->add_option("--shard", a.shard, "K/N: run the cases i with i mod N == K (default 0/1; join with oplab merge)");
+  sub->add_option("--timeout", a.timeout, "seconds before an evaluation counts as hung (default 10; forked only)");
+  sub->add_option("--shrink-time", a.shrink_time, "seconds of shrinking per failure (0: none, the case as drawn)");
+  sub->add_option("--progress-every", a.progress_every, "seconds between progress lines when not a terminal");
+}
+
+std::string parse_engine_args(const EngineArgs& a, const std::string& verb, fuzz::CampaignOptions* o) {
+  std::string err;
+  if (!fuzz::parse_uint(a.seed, &o->seed, &err, true)) return verb + ": --seed " + err;
+  if (!fuzz::parse_seconds(a.timeout, &o->isolation.timeout_s, &err)) return verb + ": --timeout " + err;
+  if (a.shrink_time == "0") o->shrink_time_s = 0;
+  else if (!a.shrink_time.empty() && !fuzz::parse_seconds(a.shrink_time, &o->shrink_time_s, &err))
+    return verb + ": --shrink-time " + err;
+  if (!fuzz::parse_seconds(a.progress_every, &o->progress_every_s, &err)) return verb + ": --progress-every " + err;
+  const auto shard = fuzz::parse_shard(a.shard, &err);
+  if (!shard) return verb + ": " + err;
+  o->shard = *shard;
+  return "";
+}
+
+int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool named) {
+  fuzz::CampaignResult r;
+  try {
+    r = fuzz::run_campaign(o, builtin_backends(), std::cout);
+  } catch (const std::invalid_argument& e) {
+    std::string what = e.what();  // the engine speaks as "fuzz: ..."
+    if (what.rfind("fuzz: ", 0) == 0) what = verb + ": " + what.substr(6);
+    std::cerr << what << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << verb << ": " << e.what() << '\n';
+    return kFailed;
+  }
+  std::cout << '\n';
+  fuzz::print_records(std::cout, r.summary.at("records"));
+  for (const auto& [name, why] : r.summary.at("unavailable_backends").items())
+    std::cout << "not run: backend " << name << ": " << why.get<std::string>() << '\n';
+  const nlohmann::json& findings = r.summary.at("findings");
+  std::cout << (r.interrupted ? "interrupted" : "finished") << ": " << r.cases << " cases, " << r.checks << " checks, "
+            << r.failures.size() << " failing cases, " << findings.size() << " findings in " << r.seconds
+            << " s; summary: " << o.out << "/summary.json\n";
+  FailureTally tally;
+  for (const auto& f : r.failures) tally.add(builtin_backends().find(f.backend), named);
+  for (const auto& f : findings) tally.add(builtin_backends().find(f.at("backend").get<std::string>()), named);
+  std::cout << tally.describe() << '\n';
+  if (r.interrupted) return 130;
+  return tally.counted ? kFailed : kOk;
+}
+
+}  // namespace oplab::cli
