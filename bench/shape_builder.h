@@ -1,7 +1,8 @@
 #pragma once
 // How an op states its standard benchmark shapes (bench/shapes_<op>.cpp): a registered
 // function that adds them to a ShapeBuilder, which draws float32-representable random inputs
-// from one seeded generator and builds the peer's request beside the case.
+// from a generator seeded per op (so an op's inputs, its boxes above all, do not depend on
+// which ops come before it) and builds the peer's request beside the case.
 #include <map>
 #include <random>
 #include <string>
@@ -21,6 +22,8 @@ class ShapeBuilder {
  public:
   explicit ShapeBuilder(bool reduced) : reduced_(reduced) {}
   bool reduced() const { return reduced_; }
+  // Reseeds the generator from the op's name: called before each op adds its shapes.
+  void start_op(const std::string& op);
   int64_t divisor() const { return reduced_ ? 4 : 1; }  // of batch, channels and rois in the reduced set
 
   // `random`: inputs drawn on both sides; `sent`: inputs sent to the peer as data.

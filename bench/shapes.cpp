@@ -61,9 +61,18 @@ void ShapeBuilder::add(const std::string& name, const std::string& op, json para
   shapes_.push_back(std::move(s));
 }
 
+void ShapeBuilder::start_op(const std::string& op) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the name
+  for (unsigned char ch : op) h = (h ^ ch) * 1099511628211ull;
+  rng_.seed(2026 ^ h);
+}
+
 std::vector<BenchShape> standard_shapes(bool reduced) {
   ShapeBuilder b(reduced);
-  for (const auto& d : all_ops()) OpTraits<OpBenchShapes>::of(d.name).add(b);
+  for (const auto& d : all_ops()) {
+    b.start_op(d.name);
+    OpTraits<OpBenchShapes>::of(d.name).add(b);
+  }
   return b.take();
 }
 

@@ -1,6 +1,8 @@
 #include "cli/campaign_cli.h"
 
 #include <iostream>
+#include <map>
+#include <vector>
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
@@ -48,6 +50,20 @@ int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool
   fuzz::print_records(std::cout, r.summary.at("records"));
   for (const auto& [name, why] : r.summary.at("unavailable_backends").items())
     std::cout << "not run: backend " << name << ": " << why.get<std::string>() << '\n';
+  // Expected departures, one line per backend (their cases are in the folder): a seeded bug
+  // failing means the harness caught it; a study variant departs from the reference by design.
+  std::map<std::string, std::vector<const fuzz::FailureSummary*>> expected;
+  for (const auto& f : r.failures) {
+    const Backend* b = builtin_backends().find(f.backend);
+    if (b && b->role() != BackendRole::Implementation) expected[f.backend].push_back(&f);
+  }
+  for (const auto& [name, list] : expected) {
+    const Backend* b = builtin_backends().find(name);
+    const fuzz::FailureSummary& first = *list.front();
+    std::cout << (b->role() == BackendRole::SeededBug ? "seeded bug caught: " : "study variant departs: ") << name << ", "
+              << list.size() << " failing cases (first: " << first.property << " on " << first.op << ": "
+              << first.detail.substr(0, 120) << ")\n";
+  }
   const nlohmann::json& findings = r.summary.at("findings");
   std::cout << (r.interrupted ? "interrupted" : "finished") << ": " << r.cases << " cases, " << r.checks << " checks, "
             << r.failures.size() << " failing cases, " << findings.size() << " findings in " << r.seconds

@@ -43,6 +43,7 @@ int run(Args a, const std::vector<std::string>& extras) {
   o.properties = {"differential"};
   o.out = a.out;
   o.keep_going = true;
+  o.quiet_expected_failures = a.backends.empty();
   // In-process by default: a fork per evaluation costs the campaign ~40x its time here.
   o.isolation.fork = a.fork;
   o.live_progress = ::isatty(STDOUT_FILENO);

@@ -55,6 +55,7 @@ int run(const Args& a, const std::vector<std::string>& extras) {
   }
   if (const std::string bad = parse_engine_args(a.engine, "fuzz", &o); !bad.empty()) return usage_error(bad);
   const bool named = std::find(a.backends.begin(), a.backends.end(), "all") == a.backends.end();
+  o.quiet_expected_failures = !named;
   return run_and_finish(o, "fuzz", named);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 
@@ -10,6 +11,7 @@
 #include "core/op_desc.h"
 #include "fuzz/campaign_log.h"
 #include "fuzz/campaign_records.h"
+#include "fuzz/campaign_state.h"
 #include "fuzz/generators.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/progress.h"
@@ -116,6 +118,11 @@ class Runner {
       loop();
     } catch (const Interrupted&) {
       result_.interrupted = true;
+    } catch (const std::exception& e) {
+      // The campaign itself broke (a full disk, a bug): say so in the summary, then report it.
+      log_.event({{"event", "end"}, {"status", "error"}, {"error", e.what()}, {"elapsed_s", elapsed()}}, true);
+      write_summary(std::string("error: ") + e.what());
+      throw;
     }
     if (stop_requested()) result_.interrupted = true;
     const std::string status = result_.interrupted ? "interrupted" : "finished";
@@ -222,16 +229,22 @@ class Runner {
                    {"shrunk", false},
                    {"case", case_to_json(original)},
                    {"replay", "oplab replay " + log_.record_path(id)}};
-    // Saved before shrinking: if the campaign dies while shrinking, the failure is on disk.
+    // Saved before shrinking, and in the summary: if the campaign dies while shrinking, the
+    // failure is on disk and listed.
     log_.save_failure(id, record, original);
     log_.event({{"event", "failure-found"}, {"id", id}, {"op", op}, {"backend", b.name()}, {"property", p.name},
                 {"detail", r.detail}, {"crashed", r.crashed}, {"found_after_s", found}},
                true);
-    progress_.message(std::string(compare::verdict_name(r.verdict)) + " " + p.name + " " + op + " on " + b.name() + ": " +
-                      r.detail);
+    const bool loud = !opt_.quiet_expected_failures || b.role() == BackendRole::Implementation;
+    if (loud)
+      progress_.message(std::string(compare::verdict_name(r.verdict)) + " " + p.name + " " + op + " on " + b.name() +
+                        ": " + r.detail);
+    result_.failures.push_back(summary_of(record, found));
+    write_summary("running");
     if (opt_.shrink_time_s <= 0) {  // no shrinking asked: the case as drawn is the record
-      record["shrink"] = {{"skipped", "no shrinking asked (shrink time 0)"}};
-      note_failure(record, found, 0);
+      record["shrink_state"] = "not shrunk (shrink time 0)";
+      record["shrink"] = {{"skipped", "no shrinking asked (shrink time 0)"}, {"seconds", 0.0}};
+      finish_failure(record, original, loud);
       return;
     }
 
@@ -246,6 +259,7 @@ class Runner {
         CheckContext ctx(c, b, *plan_.against, opt_.isolation);
         CheckResult x = run_check(p, ctx);
         progress_.update(snapshot());
+        periodic();  // the heartbeat goes on while shrinking
         if (!x.failed() || failure_kind(x) != kind) return false;
         last = std::move(x);
         return true;
@@ -262,35 +276,71 @@ class Runner {
       record["detail"] = last.detail;
       record["crashed"] = last.crashed;
       record["metrics"] = last.metrics;
-      record["shrunk"] = true;
     }
+    // Shrunk means the shrinker ran to its end: one stopped by Ctrl-C kept its best so far.
+    record["shrunk"] = s.reproduced && !interrupted;
+    record["shrink_state"] = !s.reproduced ? "not shrunk (the regenerated case did not fail the same way)"
+                             : interrupted ? "partly shrunk (interrupted)"
+                                           : "shrunk";
     record["shrink"] = {{"reproduced", s.reproduced}, {"accepted", s.accepted}, {"tried", s.tried},
                         {"seconds", s.seconds}, {"budget_exhausted", s.budget_exhausted}, {"interrupted", interrupted}};
-    log_.save_failure(id, record, s.reproduced ? s.minimal : original);
-    note_failure(record, found, s.seconds);
-    progress_.message("  minimal case (" + std::to_string(s.accepted) + " shrinks, " + std::to_string(s.tried) +
-                      " tried): " + record["case"].dump() + "\n  " + result_.failures.back().detail +
-                      "\n  replay: oplab replay " + result_.failures.back().record_path);
-    write_summary("running");
+    if (loud)
+      progress_.message("  " + record["shrink_state"].get<std::string>() + " (" + std::to_string(s.accepted) +
+                        " shrinks, " + std::to_string(s.tried) + " tried): " + record["case"].dump() + "\n  " +
+                        record["detail"].get<std::string>());
+    finish_failure(record, s.reproduced ? s.minimal : original, loud);
     if (interrupted) throw Interrupted();
   }
 
-  // The failure's final record is on disk: log it and add it to the result.
-  void note_failure(const json& record, double found, double shrink_s) {
-    json ev = record;
-    ev.erase("original_case");
-    ev["event"] = "failure";
-    log_.event(ev, true);
+  FailureSummary summary_of(const json& record, double found) const {
     const std::string id = record["id"];
     FailureSummary f;
     f.id = id, f.op = record["op"], f.backend = record["backend"], f.property = record["property"];
     f.detail = record["detail"];
     f.record_path = log_.record_path(id), f.case_path = log_.case_path(id);
     f.minimal_case = record["case"];
-    f.found_after_s = found, f.shrink_s = shrink_s, f.shrunk = record["shrunk"];
+    f.found_after_s = found, f.shrunk = record["shrunk"];
     f.found_after_cases = record["found_after_cases"];
+    return f;
+  }
+
+  // The failure's final record (the last of result_.failures): a failure already recorded
+  // with the same signature (op, backend, property, minimal case) is the same bug met again,
+  // so it is counted on the first record and this one's files are removed; otherwise its
+  // record is saved, logged and kept.
+  void finish_failure(json& record, const Case& minimal, bool loud) {
+    FailureSummary f = summary_of(record, result_.failures.back().found_after_s);
+    f.shrink_s = record["shrink"].value("seconds", 0.0);
+    const std::string signature =
+        f.op + "|" + f.backend + "|" + f.property + "|" + record["case"].dump();
+    result_.failures.pop_back();
+    if (auto it = signatures_.find(signature); it != signatures_.end()) {
+      FailureSummary& first = result_.failures[it->second];
+      ++first.occurrences;
+      json& first_record = records_json_[it->second];
+      first_record["occurrences"] = first.occurrences;
+      first_record["same_failure_ids"].push_back(f.id);
+      log_.save_failure(first.id, first_record, case_from_json(first_record.at("case")));
+      std::error_code ec;
+      std::filesystem::remove(f.record_path, ec);
+      std::filesystem::remove(f.case_path, ec);
+      log_.event({{"event", "failure-repeated"}, {"id", f.id}, {"same_as", first.id}}, true);
+      if (loud) progress_.message("  the same failure as " + first.id + " (met " + std::to_string(first.occurrences) + " times)");
+      write_summary("running");
+      return;
+    }
+    record["occurrences"] = 1;
+    record["same_failure_ids"] = json::array();
+    log_.save_failure(f.id, record, minimal);
+    json ev = record;
+    ev.erase("original_case");
+    ev["event"] = "failure";
+    log_.event(ev, true);
+    signatures_[signature] = result_.failures.size();
     result_.failures.push_back(f);
-    if (opt_.shrink_time_s <= 0) progress_.message("  replay: oplab replay " + f.record_path);
+    records_json_.push_back(record);
+    if (loud) progress_.message("  replay: oplab replay " + f.record_path);
+    write_summary("running");
   }
 
   void periodic() {
@@ -344,11 +394,12 @@ class Runner {
     for (const auto& f : result_.failures)
       failures.push_back({{"id", f.id}, {"op", f.op}, {"backend", f.backend}, {"property", f.property},
                           {"detail", f.detail}, {"record", f.record_path}, {"case", f.case_path},
-                          {"found_after_s", f.found_after_s}, {"shrunk", f.shrunk}});
+                          {"found_after_s", f.found_after_s}, {"shrunk", f.shrunk}, {"occurrences", f.occurrences}});
     const double secs = elapsed();
     result_.summary = {{"kind", "oplab-fuzz-campaign"},
                        {"version", 2},
                        {"status", status},
+                       {"heartbeat", heartbeat()},
                        {"started", started_},
                        {"elapsed_s", secs},
                        {"options", options_json()},
@@ -372,6 +423,8 @@ class Runner {
   CampaignResult result_;
   std::map<std::string, int64_t> per_op_;
   CampaignRecords records_;
+  std::map<std::string, size_t> signatures_;  // failure signature -> index in result_.failures
+  std::vector<json> records_json_;            // the record of each of result_.failures
   std::map<std::string, std::map<std::string, int64_t>> skips_;
   std::map<std::string, rc::Gen<Case>> valid_gens_, invalid_gens_;
   std::string phase_;

@@ -33,6 +33,7 @@ struct CampaignOptions {
   Isolation isolation;
   double shrink_time_s = 30;            // per failure; 0: no shrinking (the case as drawn is saved)
   bool oracle_excluded = false;         // under backends {"all"}: the oracle is no subject of its own
+  bool quiet_expected_failures = false; // no per-case lines for seeded bugs' and study variants' failures
   bool live_progress = false;           // a terminal: one line rewritten in place
   double progress_every_s = 10;         // otherwise: a plain line this often
 };
@@ -44,7 +45,8 @@ struct FailureSummary {
   double found_after_s = 0;  // campaign time when the failing case was first evaluated
   int64_t found_after_cases = 0;  // cases the campaign had started by then, itself included
   double shrink_s = 0;
-  bool shrunk = false;
+  bool shrunk = false;        // shrunk to the end (not interrupted)
+  int64_t occurrences = 1;    // the same failure (op, backend, property, minimal case) met this often
 };
 
 struct CampaignResult {

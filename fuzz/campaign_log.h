@@ -7,6 +7,11 @@
 //   DIR/failures/ID.json      the failure record: seed, op, backend, property, metrics, the
 //                             minimal case; written atomically when found and again when shrunk
 //   DIR/failures/ID.case.json the minimal case alone, for `oplab eval` and `oplab replay`
+//   DIR/.lock                 held (flock) while the campaign runs: a second campaign given
+//                             the same folder is refused, and a reader can tell a campaign
+//                             that was killed from one still running (fuzz/campaign_state.h)
+// A folder holds one campaign: a new one replaces the events, summary and failures a previous
+// one left there.
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,7 +22,9 @@ namespace oplab::fuzz {
 
 class CampaignLog {
  public:
-  explicit CampaignLog(const std::string& dir);  // creates DIR and DIR/failures; throws on failure
+  // Creates DIR and DIR/failures and takes DIR/.lock; throws std::invalid_argument when another
+  // campaign holds the folder, std::runtime_error when it cannot be written.
+  explicit CampaignLog(const std::string& dir);
   ~CampaignLog();
   CampaignLog(const CampaignLog&) = delete;
   CampaignLog& operator=(const CampaignLog&) = delete;
@@ -35,6 +42,7 @@ class CampaignLog {
  private:
   std::string dir_;
   int events_fd_ = -1;
+  int lock_fd_ = -1;
 };
 
 // A file name made of [A-Za-z0-9._-] only.

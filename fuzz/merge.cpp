@@ -8,6 +8,7 @@
 #include "core/case_io.h"
 #include "fuzz/campaign_log.h"
 #include "fuzz/campaign_records.h"
+#include "fuzz/campaign_state.h"
 #include "fuzz/seeds.h"
 
 namespace oplab::fuzz {
@@ -69,7 +70,8 @@ json merge_campaigns(const std::vector<std::string>& dirs, const std::string& ou
     shard_count = shard->count;
     if (!seen.insert(shard->index).second)
       throw std::invalid_argument("merge: shard " + shard->str() + " appears twice (" + dirs[i] + ")");
-    shards.push_back({{"dir", dirs[i]}, {"shard", shard->str()}, {"status", summaries[i]["status"]},
+    const CampaignState state = read_state(dirs[i], summaries[i]);
+    shards.push_back({{"dir", dirs[i]}, {"shard", shard->str()}, {"status", state.status}, {"state_detail", state.detail},
                       {"cases", summaries[i]["cases"]["total"]}, {"elapsed_s", summaries[i]["elapsed_s"]}});
   }
   json missing = json::array();
@@ -89,30 +91,22 @@ json merge_campaigns(const std::vector<std::string>& dirs, const std::string& ou
     records.merge(s.value("records", json::array()));
     add_counts(skips, s.value("skip_reasons", json::object()));
     elapsed_max = std::max(elapsed_max, s.value("elapsed_s", 0.0));
-    all_finished &= s.value("status", std::string()) == "finished";
+    all_finished &= s.value("status", std::string()) == "finished";  // killed or stale shards read "running"
   }
 
   // Failures: every record on disk (a shard killed mid-way has records its summary lacks).
   json failures = json::array();
   for (size_t i = 0; i < dirs.size(); ++i) {
-    const fs::path fdir = fs::path(dirs[i]) / "failures";
-    if (!fs::exists(fdir)) continue;
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(fdir)) files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) {
-      const std::string name = f.filename().string();
-      if (f.extension() != ".json" || name.size() < 10 || name.rfind(".case.json") == name.size() - 10) continue;
-      json record = read_json_file(f.string());
-      if (record.value("kind", std::string()) != "oplab-fuzz-failure") continue;
-      const std::string id = safe_id(record.value("id", f.stem().string()));
+    for (json record : failure_records(dirs[i])) {
+      const std::string id = safe_id(record.value("id", std::string("unnamed")));
       record["replay"] = "oplab replay " + log.record_path(id);
       record["merged_from"] = dirs[i];
       log.save_failure(id, record, case_from_json(record.at("case")));
       failures.push_back({{"id", id}, {"op", record["op"]}, {"backend", record["backend"]},
                           {"property", record["property"]}, {"detail", record["detail"]},
                           {"record", log.record_path(id)}, {"case", log.case_path(id)},
-                          {"found_after_s", record["found_after_s"]}, {"shrunk", record["shrunk"]}, {"shard", shards[i]["shard"]}});
+                          {"found_after_s", record["found_after_s"]}, {"shrunk", record["shrunk"]},
+                          {"occurrences", record.value("occurrences", 1)}, {"shard", shards[i]["shard"]}});
     }
     // Events, each tagged with its shard; a torn last line (a killed shard) is dropped.
     std::ifstream ev(fs::path(dirs[i]) / "events.jsonl");

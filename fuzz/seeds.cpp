@@ -1,5 +1,7 @@
 #include "fuzz/seeds.h"
 
+#include <cstdlib>
+
 #include <cctype>
 
 namespace oplab::fuzz {
@@ -39,7 +41,42 @@ Case draw_case(const rc::Gen<Case>& gen, uint64_t seed, int size) {
   return gen(random.split(), size).value();
 }
 
+namespace {
+
+std::optional<int64_t> env_count(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? parse_count(v) : std::nullopt;
+}
+
+// The shard a job array gives this task: Slurm's array job (task ids min..max, count tasks) or
+// a Kubernetes Indexed Job (its completion index, and the count the Job passes as
+// OPLAB_SHARD_COUNT, since Kubernetes does not expose .spec.completions to the pod).
+std::optional<Shard> shard_from_environment(std::string* error) {
+  if (const auto id = env_count("SLURM_ARRAY_TASK_ID")) {
+    const auto count = env_count("SLURM_ARRAY_TASK_COUNT");
+    const int64_t min = env_count("SLURM_ARRAY_TASK_MIN").value_or(0);
+    if (count && *id >= min && *id - min < *count) return Shard{*id - min, *count};
+    if (error)
+      *error = "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT (and SLURM_ARRAY_TASK_MIN) "
+               "do not make a shard of it (submit with --array=0-(N-1))";
+    return std::nullopt;
+  }
+  if (const auto index = env_count("JOB_COMPLETION_INDEX")) {
+    const auto count = env_count("OPLAB_SHARD_COUNT");
+    if (count && *index < *count) return Shard{*index, *count};
+    if (error) *error = "--shard auto: JOB_COMPLETION_INDEX is set but OPLAB_SHARD_COUNT (the Job's completions) is not above it";
+    return std::nullopt;
+  }
+  if (error)
+    *error = "--shard auto: neither a Slurm array task (SLURM_ARRAY_TASK_ID) nor a Kubernetes Indexed Job "
+             "(JOB_COMPLETION_INDEX) is in the environment";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<Shard> parse_shard(const std::string& text, std::string* error) {
+  if (text == "auto") return shard_from_environment(error);
   const size_t slash = text.find('/');
   const auto k = slash == std::string::npos ? std::nullopt : parse_count(text.substr(0, slash));
   const auto n = slash == std::string::npos ? std::nullopt : parse_count(text.substr(slash + 1));

@@ -34,7 +34,10 @@ struct Shard {
   std::string str() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 
-// "K/N" with 0 <= K < N; nullopt and a one-line reason otherwise.
+// "K/N" with 0 <= K < N, or "auto": the shard of this task of a Slurm array job
+// (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN) or of a Kubernetes
+// Indexed Job (JOB_COMPLETION_INDEX, with the count in OPLAB_SHARD_COUNT); docs/shards/ has
+// example job files. nullopt and a one-line reason otherwise.
 std::optional<Shard> parse_shard(const std::string& text, std::string* error);
 
 }  // namespace oplab::fuzz

@@ -11,6 +11,7 @@
 
 #include "core/case_io.h"
 #include "core/op_desc.h"
+#include "fuzz/campaign_state.h"
 #include "notebooks-cpp/page.h"
 #include "reports/markdown_html.h"
 #include "reports/sections.h"
@@ -39,6 +40,25 @@ std::optional<json> load(const fs::path& p) {
   return read_json_file(p.string());
 }
 
+// A campaign's summary as it truly stands: a "running" campaign that was killed reads killed
+// (fuzz/campaign_state.h), and every failure record on disk is listed, also those a campaign
+// killed mid-way saved after its last summary.
+json as_it_stands(const fs::path& dir, json summary) {
+  const fuzz::CampaignState st = fuzz::read_state(dir.string(), summary);
+  summary["status"] = st.status;
+  if (!st.detail.empty()) summary["state_detail"] = st.detail;
+  std::set<std::string> listed;
+  for (const json& f : summary.value("failures", json::array())) listed.insert(f.value("id", std::string()));
+  for (const json& r : fuzz::failure_records(dir.string()))
+    if (!listed.count(r.value("id", std::string())))
+      summary["failures"].push_back({{"id", r["id"]}, {"op", r["op"]}, {"backend", r["backend"]},
+                                     {"property", r["property"]}, {"detail", r["detail"]},
+                                     {"record", (dir / "failures" / (r["id"].get<std::string>() + ".json")).string()},
+                                     {"found_after_s", r.value("found_after_s", 0.0)},
+                                     {"shrunk", r.value("shrunk", false)}, {"not_in_summary", true}});
+  return summary;
+}
+
 // Every fuzz campaign summary below `dir` (summary.json files), keyed by their folder.
 json fuzz_summaries(const fs::path& dir) {
   json all = json::object();
@@ -46,7 +66,9 @@ json fuzz_summaries(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.path().filename() == "summary.json") {
       json s = read_json_file(e.path().string());
-      if (s.value("kind", "") == "oplab-fuzz-campaign") all[fs::relative(e.path().parent_path(), dir).string()] = s;
+      const std::string kind = s.value("kind", "");
+      if (kind == "oplab-fuzz-campaign" || kind == "oplab-fuzz-merged")
+        all[fs::relative(e.path().parent_path(), dir).string()] = as_it_stands(e.path().parent_path(), s);
     }
   return all;
 }
@@ -86,7 +108,8 @@ json build(const Options& opt) {
   std::vector<std::string> order;
   json inputs = json::object();
 
-  if (auto c = load(from / "campaign" / "summary.json")) {
+  if (auto loaded = load(from / "campaign" / "summary.json")) {
+    const std::optional<json> c = as_it_stands(from / "campaign", *loaded);
     json s = accuracy_section(*c, pages.string());
     report["accuracy"] = (*c)["records"];
     for (const json& r : (*c)["records"]) ops.insert(r["op"]), backends.insert(r["backend"]);
@@ -120,7 +143,7 @@ json build(const Options& opt) {
     report["fuzz"] = fz;
     for (const auto& [dir, s] : fz.items()) {
       for (const auto& [op, n] : member(s["cases"], "per_op").items()) ops.insert(op);
-      const json b = s.value("options", json::object()).value("backend", json());
+      const json b = s.value("options", json::object()).value("backends", json());
       if (b.is_string()) backends.insert(b.get<std::string>());
       if (b.is_array())
         for (const auto& x : b) backends.insert(x.get<std::string>());

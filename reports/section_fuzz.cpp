@@ -21,7 +21,10 @@ json fuzz_section(const json& summaries, const std::string& pages) {
     for (const auto& [op, n] : member(s["cases"], "per_op").items()) per_op += op + " " + n.dump() + "  ";
     const json& f = s.value("failures", json::array());
     cases += s["cases"].value("total", int64_t(0)), failures += int64_t(f.size()), secs += s.value("elapsed_s", 0.0);
-    rows.push_back({dir, s.value("status", ""), opts.value("backend", json("")).dump(), nb::fmt(s.value("elapsed_s", 0.0)),
+    std::string backends;
+    for (const auto& b : opts.value("backends", json::array())) backends += (backends.empty() ? "" : ", ") + b.get<std::string>();
+    const std::string status = s.value("status", "") + (s.contains("state_detail") ? " (" + s["state_detail"].get<std::string>() + ")" : "");
+    rows.push_back({dir, status, backends, nb::fmt(s.value("elapsed_s", 0.0)),
                     s["cases"].value("total", json(0)).dump(), nb::fmt(s.value("cases_per_second", 0.0)), per_op,
                     std::to_string(f.size())});
     for (const auto& [backend, role] : member(opts, "backend_roles").items())
@@ -32,8 +35,8 @@ json fuzz_section(const json& summaries, const std::string& pages) {
                        "`oplab replay " + x.value("record", std::string()) + "`"});
     }
   }
-  page.answer(std::to_string(summaries.size()) + " campaigns ran " + std::to_string(cases) + " cases in " + nb::fmt(secs) +
-              " s: " + by_role.sentence() + (failures ? " (each below, shrunk and replayable)." : "."));
+  page.answer(std::to_string(summaries.size()) + (summaries.size() == 1 ? " campaign ran " : " campaigns ran ") +
+              std::to_string(cases) + " cases in " + nb::fmt(secs) + " s: " + by_role.sentence() + (failures ? " (each below, shrunk and replayable)." : "."));
   page.table({"campaign", "status", "backend", "seconds", "cases", "cases/s", "cases per op", "failures"}, rows);
   // Seeded bugs: which were caught, how soon, and by what (the harness's own proof of power).
   std::map<std::string, std::vector<std::string>> first_catch;  // bug backend -> row

@@ -17,6 +17,7 @@
 #include "core/case_io.h"
 #include "core/op_desc.h"
 #include "fuzz/campaign.h"
+#include "fuzz/interrupt.h"
 #include "fuzz/merge.h"
 #include "reference/ref_backend.h"
 
@@ -126,6 +127,55 @@ TEST(FuzzCampaign, CrashesAndHangsAreFailuresWithTheirCase) {
   }
   EXPECT_TRUE(crash) << progress.str();
   EXPECT_TRUE(hang) << progress.str();
+  fs::remove_all(out);
+}
+
+// A kernel that hangs on every case: each shrink candidate costs the whole timeout, so a stop
+// requested after the failure is found lands in the middle of its shrinking.
+class Sleepy : public Backend {
+ public:
+  std::string name() const override { return "sleepy"; }
+  std::string description() const override { return "hangs on every case"; }
+  Result run(const Case&, const ValidParams&) override {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+};
+
+// Ctrl-C while shrinking keeps the best case so far, and says it is only partly shrunk, on
+// screen and in the record: never "shrunk" for a case the shrinker did not finish.
+TEST(FuzzCampaign, AnInterruptedShrinkIsLabelledPartlyShrunk) {
+  Registry reg;
+  reg.add(make_ref_backend());
+  reg.add(std::make_unique<Sleepy>());
+  const fs::path out = temp_dir("sleepy");
+  fuzz::CampaignOptions o = options("interpolate", "sleepy", out);
+  o.properties = {"differential"};
+  o.cases = 4;
+  o.isolation.timeout_s = 0.2;
+  o.shrink_time_s = 60;
+  std::thread stopper([&] {
+    for (int i = 0; i < 200; ++i) {
+      std::ifstream ev(out / "events.jsonl");
+      std::stringstream all;
+      all << ev.rdbuf();
+      if (all.str().find("failure-found") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // a few candidates into the shrink
+    fuzz::request_stop();
+  });
+  std::ostringstream progress;
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, reg, progress);
+  stopper.join();
+  EXPECT_TRUE(r.interrupted);
+  ASSERT_EQ(r.failures.size(), 1u) << progress.str();
+  EXPECT_FALSE(r.failures[0].shrunk);
+  const json record = read_json_file(r.failures[0].record_path);
+  EXPECT_EQ(record.at("shrink_state"), "partly shrunk (interrupted)") << record.dump();
+  EXPECT_FALSE(record.at("shrunk").get<bool>());
+  EXPECT_TRUE(record.at("shrink").at("interrupted").get<bool>());
+  EXPECT_NE(progress.str().find("partly shrunk (interrupted)"), std::string::npos) << progress.str();
+  EXPECT_EQ(read_json_file((out / "summary.json").string()).at("failures").size(), 1u);
   fs::remove_all(out);
 }
 

@@ -7,13 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "core/case_io.h"
+#include "fuzz/campaign_state.h"
 #include "tests/cli_fixture.h"
 
 namespace oplab {
@@ -134,6 +137,104 @@ TEST_F(FuzzCli, CtrlCLeavesACompleteReport) {
   std::string line, last;
   while (std::getline(ev, line)) last = line;
   EXPECT_EQ(json::parse(last).at("event"), "end");
+}
+
+// A campaign killed without warning cannot write its own end: its summary stays "running".
+// Every reader must still tell it apart from one that runs: while it runs a second campaign
+// on its folder is refused; once killed, it reads "killed" with its last event, and a merge of
+// it is partial. A failure saved while it shrank is listed by the report though the summary
+// never got it.
+TEST_F(FuzzCli, AKilledCampaignReadsKilledAndItsFolderIsLockedWhileItRuns) {
+  const std::string out = path("killed");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string log = path("killed.log");
+    freopen(log.c_str(), "w", stdout);
+    execl(OPLAB_CLI, OPLAB_CLI, "fuzz", "--backend", "ref", "--time", "60", "--out", out.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 100 && !fs::exists(out + "/summary.json"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const CliRun second = run("fuzz --backend ref --cases 3 --out " + out);
+  EXPECT_EQ(second.code, 2) << second.out << second.err;
+  EXPECT_NE(second.err.find("still running"), std::string::npos) << second.err;
+  EXPECT_EQ(fuzz::read_state(out, read_json_file(out + "/summary.json")).status, "running");
+
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const json summary = read_json_file(out + "/summary.json");
+  ASSERT_EQ(summary.at("status"), "running");  // what the campaign last wrote
+  const fuzz::CampaignState st = fuzz::read_state(out, summary);
+  EXPECT_EQ(st.status, "killed");
+  EXPECT_NE(st.detail.find("last event"), std::string::npos) << st.detail;
+
+  const CliRun merged = run("merge " + out + " --out " + path("killed-merged"));
+  EXPECT_EQ(merged.code, 1) << merged.out << merged.err;  // partial
+  const json m = read_json_file(path("killed-merged") + "/summary.json");
+  EXPECT_EQ(m.at("status"), "partial");
+  EXPECT_EQ(m.at("shards").at(0).at("status"), "killed");
+}
+
+// --shard auto: the shard of a Slurm array task or a Kubernetes Indexed Job pod, from the
+// variables those engines set (docs/shards/); without them, one line and exit 2.
+TEST_F(FuzzCli, ShardAutoReadsSlurmAndKubernetesVariables) {
+  struct Env {
+    std::vector<std::pair<const char*, const char*>> vars;
+    std::string shard;  // expected, or "" for a refusal
+  };
+  const Env envs[] = {
+      {{{"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_ARRAY_TASK_MIN", "4"}, {"SLURM_ARRAY_TASK_COUNT", "3"}}, "1/3"},
+      {{{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}, "2/4"},
+      {{{"JOB_COMPLETION_INDEX", "3"}, {"OPLAB_SHARD_COUNT", "8"}}, "3/8"},
+      {{{"JOB_COMPLETION_INDEX", "8"}, {"OPLAB_SHARD_COUNT", "8"}}, ""},
+      {{{"SLURM_ARRAY_TASK_ID", "1"}}, ""},
+      {{}, ""},
+  };
+  const char* all_vars[] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_COUNT",
+                            "JOB_COMPLETION_INDEX", "OPLAB_SHARD_COUNT"};
+  int k = 0;
+  for (const Env& e : envs) {
+    for (const char* v : all_vars) unsetenv(v);
+    for (const auto& [name, value] : e.vars) setenv(name, value, 1);
+    const std::string out = path("auto" + std::to_string(k++));
+    const CliRun r = run("campaign --op roi_pool --backend torchvision --cases 8 --shard auto --out " + out);
+    if (e.shard.empty()) {
+      EXPECT_EQ(r.code, 2) << r.out << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_NE(r.err.find("--shard auto"), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(out + "/summary.json"));
+    } else {
+      EXPECT_EQ(r.code, 0) << r.out << r.err;
+      EXPECT_EQ(read_json_file(out + "/summary.json").at("options").at("shard"), e.shard);
+    }
+  }
+  for (const char* v : all_vars) unsetenv(v);
+}
+
+// --keep-going meets the same bug again and again: one record per distinct minimal case, the
+// repeats counted on it.
+TEST_F(FuzzCli, KeepGoingKeepsOneRecordPerDistinctFailure) {
+  const std::string out = path("dedup");
+  const CliRun r = run("fuzz --op roi_align --backend bug-roialign-count0-nan --cases 300 --keep-going "
+                       "--shrink-time 5 --no-fork --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  std::set<std::string> signatures;
+  int64_t occurrences = 0, records = 0;
+  for (const json& rec : fuzz::failure_records(out)) {
+    ++records;
+    occurrences += rec.at("occurrences").get<int64_t>();
+    EXPECT_TRUE(signatures.insert(rec.at("property").get<std::string>() + rec.at("case").dump()).second)
+        << "two records of one failure: " << rec.at("id");
+  }
+  const json summary = read_json_file(out + "/summary.json");
+  int64_t failing_checks = 0;
+  for (const json& rec : summary.at("records")) failing_checks += rec.at("verdicts").value("DISAGREE", int64_t(0));
+  EXPECT_EQ(occurrences, failing_checks);
+  EXPECT_LT(records, failing_checks) << "the bug should repeat in 300 cases";
+  EXPECT_EQ(int64_t(summary.at("failures").size()), records);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // that report.json says ran, and be self-contained (figures inlined).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -79,6 +81,35 @@ TEST(Report, BuiltFromASmallRunValidatesAndNamesEverything) {
       EXPECT_EQ(s["numbers"].value("kernels", 0.0), 38.0) << s.dump();
     }
   EXPECT_TRUE(cuda) << "no cuda-kernels section";
+  fs::remove_all(dir);
+}
+
+// A campaign killed while it shrank a failure: its summary still says "running" and lists no
+// failure, but the record is on disk. The report says killed and lists the failure.
+TEST(Report, AKilledCampaignReadsKilledWithEveryFailureOnDisk) {
+  const fs::path dir = fs::temp_directory_path() / ("oplab_report_killed_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string oplab = OPLAB_CLI, out = dir.string();
+  ASSERT_EQ(sh(oplab + " fuzz --op roi_pool --backend bug-roipool-half-even --cases 40 --no-fork --out " + out +
+               "/fuzz/bug"),
+            1);
+  const std::string summary_path = out + "/fuzz/bug/summary.json";
+  json summary = read_json_file(summary_path);
+  ASSERT_FALSE(summary.at("failures").empty());
+  const std::string id = summary["failures"][0]["id"];
+  summary["failures"] = json::array();  // as the summary stood when the kill came
+  summary["status"] = "running";        // the campaign never wrote its end; its lock is free
+  write_json_file_atomic(summary_path, summary, 2);
+  ASSERT_EQ(sh(oplab + " report --from " + out + " --out " + out + "/report"), 0);
+  const json r = read_json_file(out + "/report/report.json");
+  const json& fz = r.at("fuzz").at("bug");
+  EXPECT_EQ(fz.at("status"), "killed");
+  EXPECT_NE(fz.at("state_detail").get<std::string>().find("last event"), std::string::npos) << fz.dump();
+  bool listed = false;
+  for (const json& f : fz.at("failures")) listed |= f.at("id") == id && f.value("not_in_summary", false);
+  EXPECT_TRUE(listed) << fz.at("failures").dump();
+  const std::string md = slurp(fs::path(out) / "report" / "index.md");
+  EXPECT_NE(md.find("killed"), std::string::npos);
   fs::remove_all(dir);
 }
 
