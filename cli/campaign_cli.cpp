@@ -1,22 +1,30 @@
 #include "cli/campaign_cli.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <vector>
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/names.h"
 #include "fuzz/arg_parse.h"
 #include "fuzz/campaign_records.h"
 
 namespace oplab::cli {
 
 void add_engine_options(CLI::App* sub, EngineArgs& a) {
-  sub->add_option("--seed,-s", a.seed, "campaign seed (default 1)");
-  sub->add_option("--shard", a.shard, "K/N: run the cases i with i mod N == K (default 0/1; join with oplab merge)");
-  sub->add_option("--timeout", a.timeout, "seconds before an evaluation counts as hung (default 10; forked only)");
-  sub->add_option("--shrink-time", a.shrink_time, "seconds of shrinking per failure (0: none, the case as drawn)");
-  sub->add_option("--progress-every", a.progress_every, "seconds between progress lines when not a terminal");
+  sub->add_option("--seed,-s", a.seed, "campaign seed (default 1)")->type_name("INT");
+  sub->add_option("--shard", a.shard,
+                  "K/N: run the cases i with i mod N == K (default 0/1; join with oplab merge); auto: from a Slurm "
+                  "array task or a Kubernetes Indexed Job (docs/shards/)")
+      ->type_name("K/N|auto");
+  sub->add_option("--timeout", a.timeout, "seconds before an evaluation counts as hung (default 10; forked only)")
+      ->type_name("SECONDS");
+  sub->add_option("--shrink-time", a.shrink_time, "seconds of shrinking per failure (0: none, the case as drawn)")
+      ->type_name("SECONDS");
+  sub->add_option("--progress-every", a.progress_every, "seconds between progress lines when not a terminal")
+      ->type_name("SECONDS");
 }
 
 std::string parse_engine_args(const EngineArgs& a, const std::string& verb, fuzz::CampaignOptions* o) {
@@ -33,7 +41,32 @@ std::string parse_engine_args(const EngineArgs& a, const std::string& verb, fuzz
   return "";
 }
 
+namespace {
+
+// Every name the options give, checked against the built-in ones before any work.
+std::string check_names(const fuzz::CampaignOptions& o, const std::string& verb) {
+  auto check = [&](const std::vector<std::string>& given, const char* kind, const std::vector<std::string>& valid,
+                   const char* extra) -> std::string {
+    for (const auto& name : given)
+      if (name != "all" && std::find(valid.begin(), valid.end(), name) == valid.end())
+        return unknown_name(verb, kind, name, valid, extra);
+    return "";
+  };
+  for (const std::string& bad : {check(o.ops, "op", op_names(), "or all"),
+                                 check(o.backends, "backend", backend_names(), "or all"),
+                                 check({o.against}, "backend", backend_names(), ""),
+                                 check(o.properties, "property", property_names(), "or all")})
+    if (!bad.empty()) return bad;
+  return "";
+}
+
+}  // namespace
+
 int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool named) {
+  if (const std::string bad = check_names(o, verb); !bad.empty()) {
+    std::cerr << bad << '\n';
+    return kUsage;
+  }
   fuzz::CampaignResult r;
   try {
     r = fuzz::run_campaign(o, builtin_backends(), std::cout);
@@ -41,7 +74,7 @@ int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool
     std::string what = e.what();  // the engine speaks as "fuzz: ..."
     if (what.rfind("fuzz: ", 0) == 0) what = verb + ": " + what.substr(6);
     std::cerr << what << '\n';
-    return 2;
+    return kUsage;
   } catch (const std::exception& e) {
     std::cerr << verb << ": " << e.what() << '\n';
     return kFailed;
@@ -72,7 +105,7 @@ int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool
   for (const auto& f : r.failures) tally.add(builtin_backends().find(f.backend), named);
   for (const auto& f : findings) tally.add(builtin_backends().find(f.at("backend").get<std::string>()), named);
   std::cout << tally.describe() << '\n';
-  if (r.interrupted) return 130;
+  if (r.interrupted) return kInterrupted;
   return tally.counted ? kFailed : kOk;
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "peer/torchvision_backend.h"
 
 namespace oplab::cli {
 
@@ -16,6 +17,14 @@ static void add_backends(CLI::App& app) {
       const auto why = b->unavailable_reason();
       std::cout << std::left << std::setw(32) << b->name() << std::setw(16) << backend_role_name(b->role())
                 << std::setw(5) << (why ? "no" : "yes") << (why ? *why : b->description()) << '\n';
+    }
+    // The peer's versions (`oplab --version` points here: asking them starts Python and torch,
+    // which listing the backends has just done).
+    if (auto v = torchvision_versions(); v && v->is_object()) {
+      std::cout << "\ntorchvision peer:";
+      for (const char* k : {"torchvision", "torch", "python"})
+        if (v->contains(k) && (*v)[k].is_string()) std::cout << ' ' << k << ' ' << (*v)[k].get<std::string>();
+      std::cout << '\n';
     }
   });
 }

@@ -9,6 +9,7 @@
 #include "bench/bench.h"
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/names.h"
 #include "core/case_io.h"
 #include "core/op_desc.h"
 #include "halide/halide_backend.h"
@@ -25,7 +26,7 @@ struct Options {
   int warmup = 2;
   std::vector<std::string> only;  // substrings of shape names
   std::string out = "out/bench.json";
-  bool backward = true;
+  bool no_backward = false;
 };
 
 bool selected(const Options& opt, const std::string& name) {
@@ -78,7 +79,36 @@ std::string fmt(double v, int prec) {
   return os.str();
 }
 
+// Every --shape must select at least one shape: an unknown one is one line naming the shapes,
+// before anything is timed or written. Returns "" or that line.
+std::string check_shapes(const Options& opt, const std::vector<bench::BenchShape>& shapes) {
+  std::vector<std::string> names, words;  // suggestions from whole names and their words ("roi_align")
+  for (const auto& s : shapes) {
+    names.push_back(s.name);
+    words.push_back(s.name);
+    for (size_t start = 0; start < s.name.size();) {
+      size_t end = s.name.find(' ', start);
+      if (end == std::string::npos) end = s.name.size();
+      if (end > start) words.push_back(s.name.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  for (const auto& want : opt.only) {
+    const bool any = std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.find(want) != std::string::npos; });
+    if (any) continue;
+    std::vector<std::string> quoted;
+    for (const auto& n : names) quoted.push_back("\"" + n + "\"");
+    return unknown_name("bench", "shape", want, quoted, "", &words) + " (or a part of one)";
+  }
+  return "";
+}
+
 int run_bench(const Options& opt) {
+  const std::vector<bench::BenchShape> shapes = bench::standard_shapes(opt.reduced);
+  if (const std::string bad = check_shapes(opt, shapes); !bad.empty()) {
+    std::cerr << bad << '\n';
+    return kUsage;
+  }
   set_halide_threads(opt.threads);
   // The machine's copy bandwidth: the best of three measurements now (one taken while
   // something else briefly runs reads low and would inflate every fraction), and again at the
@@ -92,10 +122,10 @@ int run_bench(const Options& opt) {
             << std::setw(8) << "%copy" << "\n";
   json records = json::array();
   Registry& reg = builtin_backends();
-  for (const bench::BenchShape& s : bench::standard_shapes(opt.reduced)) {
+  for (const bench::BenchShape& s : shapes) {
     if (!selected(opt, s.name)) continue;
     for (bool backward : {false, true}) {
-      if (backward && !opt.backward) continue;
+      if (backward && opt.no_backward) continue;
       Case c = s.c;
       if (backward) {
         Tensor go(op_desc(c.op).validate(c));
@@ -162,7 +192,12 @@ int run_bench(const Options& opt) {
               {"warmup", opt.warmup}, {"reduced", opt.reduced}, {"records", records},
               {"hardware_threads", std::thread::hardware_concurrency()}};
   if (auto v = torchvision_versions()) report["peer_versions"] = *v;
-  write_json_file_atomic(opt.out, report, 2);
+  try {
+    write_json_file_atomic(opt.out, report, 2);
+  } catch (const std::exception& e) {
+    std::cerr << "bench: " << e.what() << '\n';
+    return kFailed;
+  }
   std::cout << "wrote " << opt.out << "\n";
   return kOk;
 }
@@ -171,12 +206,12 @@ void add_bench(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   auto* sub = app.add_subcommand("bench", "time the Halide kernels against torchvision on the standard shapes");
   sub->add_flag("--reduced", opt->reduced, "smaller shapes (for the main job)");
-  sub->add_option("--threads,-t", opt->threads, "threads for both sides")->check(CLI::PositiveNumber);
-  sub->add_option("--repeats,-r", opt->repeats, "timed runs (median reported)")->check(CLI::PositiveNumber);
-  sub->add_option("--warmup,-w", opt->warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
-  sub->add_option("--shape,-s", opt->only, "only shapes whose name contains this (repeatable)");
-  sub->add_flag("!--no-backward", opt->backward, "forward only");
-  sub->add_option("--out,-o", opt->out, "JSON report");
+  sub->add_option("--threads,-t", opt->threads, "threads for both sides (default 2)")->check(whole_number(1, 1024));
+  sub->add_option("--repeats,-r", opt->repeats, "timed runs, the median reported (default 5)")->check(whole_number(1, 100000));
+  sub->add_option("--warmup,-w", opt->warmup, "untimed runs first (default 2)")->check(whole_number(0, 100000));
+  sub->add_option("--shape,-s", opt->only, "only shapes whose name contains this (repeatable; unknown: exit 2)");
+  sub->add_flag("--no-backward", opt->no_backward, "forward only");
+  sub->add_option("--out,-o", opt->out, "JSON report (default out/bench.json)");
   sub->callback([opt] { set_exit_code(run_bench(*opt)); });
 }
 

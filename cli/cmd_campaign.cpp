@@ -30,7 +30,7 @@ struct Args {
 
 int usage_error(const std::string& line) {
   std::cerr << line << '\n';
-  return 2;
+  return kUsage;
 }
 
 int run(Args a, const std::vector<std::string>& extras) {
@@ -62,7 +62,7 @@ static void add_campaign(CLI::App& app) {
   auto* sub = app.add_subcommand("campaign", "the default campaign: every op on every backend against ref (the fuzz "
                                              "engine's differential property on a fixed sample), table + JSON");
   sub->allow_extras();  // our own one-line error instead of CLI11's
-  sub->add_option("--cases,-n", a->cases, "cases per op (default 500)");
+  sub->add_option("--cases,-n", a->cases, "cases per op (default 500)")->type_name("INT");
   sub->add_option("--out,-o", a->out, "output folder (default out/campaign)");
   sub->add_option("--op", a->ops, "only these ops (repeatable; default all)");
   sub->add_option("--backend,-b", a->backends, "only these backends (repeatable; default all that can run here)");

@@ -3,6 +3,7 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/names.h"
 #include "core/case_io.h"
 
 namespace oplab::cli {
@@ -12,8 +13,8 @@ namespace {
 int run_eval(const std::string& case_path, const std::string& backend_name, const std::string& out_path) {
   Backend* backend = builtin_backends().find(backend_name);
   if (!backend) {
-    std::cerr << "eval: unknown backend \"" << backend_name << "\" (see `oplab backends`)\n";
-    return kFailed;
+    std::cerr << unknown_name("eval", "backend", backend_name, backend_names()) << '\n';
+    return kUsage;
   }
   Case c;
   try {

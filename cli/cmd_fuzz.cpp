@@ -30,7 +30,7 @@ struct Args {
 
 int usage_error(const std::string& line) {
   std::cerr << line << '\n';
-  return 2;
+  return kUsage;
 }
 
 int run(const Args& a, const std::vector<std::string>& extras) {
@@ -69,8 +69,8 @@ static void add_fuzz(CLI::App& app) {
   sub->add_option("--backend,-b", a->backends, "backend to test (repeatable), or all");
   sub->add_option("--against", a->against, "oracle of the differential property (default ref)");
   sub->add_option("--property,-p", a->properties, "property to check (repeatable), or all (default)");
-  sub->add_option("--time,-t", a->time, "seconds to run (stops starting new cases)");
-  sub->add_option("--cases,-n", a->cases, "cases per op (indices 0..N-1, split among shards)");
+  sub->add_option("--time,-t", a->time, "seconds to run (stops starting new cases)")->type_name("SECONDS");
+  sub->add_option("--cases,-n", a->cases, "cases per op (indices 0..N-1, split among shards)")->type_name("INT");
   sub->add_option("--out,-o", a->out, "output folder (default out/fuzz)");
   sub->add_flag("--keep-going,-k", a->keep_going, "continue after a failure");
   sub->add_flag("--no-fork", a->no_fork, "evaluate in-process (faster; a crash ends the campaign)");

@@ -9,6 +9,7 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/names.h"
 #include "core/case_io.h"
 #include "core/op_desc.h"
 #include "gradcheck/runner.h"
@@ -30,25 +31,26 @@ bool parse_count(const std::string& text, uint64_t max, uint64_t& value) {
   return value <= max;
 }
 
-int fail_usage(const std::string& msg) {
-  std::cerr << "gradcheck: " << msg << '\n';
-  return kInvalidCase;  // bad arguments: the same exit as a case that breaks a rule
+// `line` is the whole message when it already names the verb, else it gets "gradcheck: ".
+int fail_usage(const std::string& line) {
+  std::cerr << (line.rfind("gradcheck: ", 0) == 0 ? "" : "gradcheck: ") << line << '\n';
+  return kUsage;
 }
 
 int run_gradcheck(const Options& o) {
   std::vector<std::string> ops;
   for (const auto& d : all_ops())
     if (o.op == "all" || o.op == d.name) ops.push_back(d.name);
-  if (ops.empty()) {
-    std::string known;
-    for (const auto& d : all_ops()) known += (known.empty() ? "" : ", ") + d.name;
-    return fail_usage("unknown op \"" + o.op + "\" (known: " + known + ", or all)");
-  }
+  if (ops.empty()) return fail_usage(unknown_name("gradcheck", "op", o.op, op_names(), "or all"));
+  // Every name is checked before any work.
+  const std::vector<std::string> backends_known = backend_names();
+  if (o.backend != "all" && std::find(backends_known.begin(), backends_known.end(), o.backend) == backends_known.end())
+    return fail_usage(unknown_name("gradcheck", "backend", o.backend, backends_known, "or all"));
   uint64_t n_cases = 0, seed = 0;
   if (!parse_count(o.cases, 100000, n_cases) || n_cases == 0)
-    return fail_usage("--cases=\"" + o.cases + "\" must be a whole number from 1 to 100000");
+    return fail_usage("--cases=\"" + echo_name(o.cases) + "\" must be a whole number from 1 to 100000");
   if (!parse_count(o.seed, std::numeric_limits<uint64_t>::max(), seed))
-    return fail_usage("--seed=\"" + o.seed + "\" must be a non-negative whole number");
+    return fail_usage("--seed=\"" + echo_name(o.seed) + "\" must be a non-negative whole number");
 
   Registry& reg = builtin_backends();
   Backend* ref = reg.find("ref");
@@ -60,10 +62,7 @@ int run_gradcheck(const Options& o) {
     }
   } else {
     Backend* b = reg.find(o.backend);
-    if (!b) {
-      std::cerr << "gradcheck: unknown backend \"" << o.backend << "\" (see `oplab backends`)\n";
-      return kFailed;
-    }
+    if (!b) return fail_usage(unknown_name("gradcheck", "backend", o.backend, backend_names(), "or all"));
     if (auto why = b->unavailable_reason()) {
       std::cerr << "gradcheck: backend " << b->name() << " cannot run here: " << *why << '\n';
       return kUnavailable;
@@ -120,8 +119,9 @@ static void add_gradcheck(CLI::App& app) {
                                  "finite-difference, adjoint and kink checks of every backward against its forward and ref");
   sub->add_option("--op", o->op, "op name, or all (default all)");
   sub->add_option("--backend,-b", o->backend, "backend name, or all that run here (default ref)");
-  sub->add_option("--cases,-n", o->cases, "cases per op (default 20)");
-  sub->add_option("--seed,-s", o->seed, "seed of the cases and directions (default 1)");
+  // Parsed as text on purpose (a bad value is one line naming the option), shown as INT.
+  sub->add_option("--cases,-n", o->cases, "cases per op (default 20)")->type_name("INT");
+  sub->add_option("--seed,-s", o->seed, "seed of the cases and directions (default 1)")->type_name("INT");
   sub->add_option("--out,-o", o->out, "write the records as JSON here");
   sub->add_flag("--no-one-sided", o->no_one_sided, "skip the one-sided derivatives at kinks");
   sub->callback([o] { set_exit_code(run_gradcheck(*o)); });

@@ -19,7 +19,7 @@ struct Args {
 
 int usage_error(const std::string& line) {
   std::cerr << line << '\n';
-  return 2;
+  return kUsage;
 }
 
 int run(const Args& a, const std::vector<std::string>& extras) {

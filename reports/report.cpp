@@ -15,6 +15,7 @@
 #include "notebooks-cpp/page.h"
 #include "reports/markdown_html.h"
 #include "reports/sections.h"
+#include "reports/verdict_matrix.h"
 
 namespace oplab::report {
 
@@ -202,8 +203,12 @@ json build(const Options& opt) {
 
   // index.md: contents with every page's one-line answer, then the pages.
   std::ostringstream md;
-  md << "# oplab report\n\nGenerated " << report["generated"].get<std::string>() << " from `" << opt.from
-     << "`.\n\n| section | answer |\n|---|---|\n";
+  md << "# oplab report\n\nGenerated " << report["generated"].get<std::string>() << " from `" << opt.from << "`.\n\n";
+  if (report.contains("accuracy")) {
+    const std::string matrix = verdict_matrix(report["accuracy"]);
+    if (!matrix.empty()) md << "## Verdicts of the campaign, op x backend\n\n" << matrix << "\n";
+  }
+  md << "| section | answer |\n|---|---|\n";
   for (const auto& name : order) {
     json pj = read_json_file((pages / name / "page.json").string());
     pj["page"] = "pages/" + name;

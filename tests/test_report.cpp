@@ -69,6 +69,14 @@ TEST(Report, BuiltFromASmallRunValidatesAndNamesEverything) {
   }
   for (const char* op : {"deform_conv2d", "roi_pool", "roi_align", "deform_roi_pool", "interpolate"})
     EXPECT_NE(html.find(op), std::string::npos) << op;
+  // The report opens on the campaign's verdict matrix: a row per backend, implementations first.
+  const std::string md = slurp(report / "index.md");
+  const size_t matrix = md.find("## Verdicts of the campaign, op x backend");
+  ASSERT_NE(matrix, std::string::npos);
+  EXPECT_LT(matrix, md.find("| section | answer |"));
+  EXPECT_NE(md.find("| halide-cpu (implementation) |"), std::string::npos);
+  EXPECT_LT(md.find("| torchvision (implementation) |"), md.find("(seeded-bug) |"));
+  EXPECT_NE(md.find("🐞 caught"), std::string::npos) << "15 cases per op catch at least one seeded bug";
   // Self-contained: figures are inline SVG, no image files referenced.
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
