@@ -122,8 +122,15 @@ int run_bench(const Options& opt) {
             << std::setw(8) << "%copy" << "\n";
   json records = json::array();
   Registry& reg = builtin_backends();
+  std::vector<std::string> dims;  // what each timed shape is, printed under the table
+  bool starred = false, baseline = false, gflops = false;
   for (const bench::BenchShape& s : shapes) {
     if (!selected(opt, s.name)) continue;
+    {
+      std::string d = s.name + ":";
+      for (const auto& [in, t] : s.c.inputs) d += " " + in + " " + shape_str(t.shape);
+      dims.push_back(d + " -> output " + shape_str(op_desc(s.c.op).validate(s.c)) + ", params " + s.c.params.dump());
+    }
     for (bool backward : {false, true}) {
       if (backward && opt.no_backward) continue;
       Case c = s.c;
@@ -148,11 +155,13 @@ int run_bench(const Options& opt) {
         if (ours.contains("median_ms")) {
           const double ms = ours["median_ms"];
           ours_ms = fmt(ms, 2) + (ours.value("kernel_only", false) ? "" : "*");
+          starred |= !ours.value("kernel_only", false);
           // Compute-bound shapes (flops given) report GFLOP/s in the rate column, the others
           // GB/s and the fraction of the measured copy bandwidth.
           if (!backward && s.flops > 0) {
             rec["gflops"] = s.flops / (ms * 1e-3) / 1e9;
             gbs = fmt(rec["gflops"].get<double>(), 1) + "GF";
+            gflops = true;
           } else if (!backward) {
             const double g = s.bytes / (ms * 1e-3) / 1e9;
             rec["gbs"] = g;
@@ -166,6 +175,7 @@ int run_bench(const Options& opt) {
           if (ours.contains("median_ms")) {
             rec["ratio"] = peer["median_ms"].get<double>() / ours["median_ms"].get<double>();
             ratio = fmt(rec["ratio"].get<double>(), 1) + "x" + (peer.contains("baseline") ? "r" : "");
+            baseline |= peer.contains("baseline");
           }
         }
         records.push_back(rec);
@@ -185,9 +195,14 @@ int run_bench(const Options& opt) {
       if (rec.contains("copy_fraction")) rec["copy_fraction"] = rec["copy_fraction"].get<double>() * copy_gbs / copy_end;
     copy_gbs = copy_end;
   }
-  std::cout << "(* = timed through the backend's run(), float conversion of the tensors included;\n"
-               " rate = GB/s moved, or GF = GFLOP/s for compute-bound shapes; r = ratio against our double\n"
-               " reference, single-threaded, where the peer lacks the op)\n";
+  // The columns, and only the markers that appear.
+  std::cout << "(ours, peer: median of " << opt.repeats << " runs after " << opt.warmup
+            << " warm-up; ratio = peer ms / ours ms; rate = GB/s moved (inputs + output)"
+            << (gflops ? ", or GF = GFLOP/s for compute-bound shapes" : "") << "; %copy = rate / copy bandwidth";
+  if (starred) std::cout << ";\n * = timed through the backend's run(), float conversion of the tensors included";
+  if (baseline) std::cout << ";\n r = ratio against our double reference, single-threaded, where the peer lacks the op";
+  std::cout << ")\nshapes:\n";
+  for (const auto& d : dims) std::cout << "  " << d << '\n';
   json report{{"copy_bandwidth_gbs", copy_gbs}, {"copy_bandwidth_runs_gbs", copy_runs}, {"threads", opt.threads}, {"repeats", opt.repeats},
               {"warmup", opt.warmup}, {"reduced", opt.reduced}, {"records", records},
               {"hardware_threads", std::thread::hardware_concurrency()}};

@@ -21,11 +21,9 @@ bool any_op(const std::string&) { return true; }
 
 CheckResult check(CheckContext& ctx) {
   const Case& c = ctx.the_case();
-  if (!c.grad_output) return CheckResult::skip("no grad_output");
-  if (!all_finite(c)) return CheckResult::skip("non-finite values: IEEE NaN/Inf break the algebra");
+  if (auto skip = algebra_skip(ctx)) return *skip;
   CheckResult verdict;
   Backend& b = ctx.subject();
-  if (const auto d = divergence_touching(b, c)) return CheckResult::skip("touched by named divergence " + *d);
   const Tolerance tol = tolerance_for(b);
   const auto base = ctx.try_eval(b, c, &verdict);
   if (!base) return verdict;

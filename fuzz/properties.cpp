@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/metrics.h"
+#include "fuzz/case_edit.h"
 #include "fuzz/generators.h"
 #include "compare/tolerance.h"
 
@@ -187,6 +188,14 @@ rc::Gen<Case> property_gen(const Property& p, const std::string& op) {
 std::optional<std::string> divergence_touching(const Backend& b, const Case& c) {
   for (const Divergence& d : b.divergences())
     if ((d.peer_equivalent && d.peer_equivalent(c)) || (d.peer_raises && d.peer_raises(c))) return d.name;
+  return std::nullopt;
+}
+
+std::optional<CheckResult> algebra_skip(const CheckContext& ctx) {
+  const Case& c = ctx.the_case();
+  if (!c.grad_output) return CheckResult::skip("no grad_output");
+  if (!all_finite(c)) return CheckResult::skip("non-finite values: IEEE NaN/Inf break the algebra");
+  if (const auto d = divergence_touching(ctx.subject(), c)) return CheckResult::skip("touched by named divergence " + *d);
   return std::nullopt;
 }
 

@@ -146,6 +146,11 @@ rc::Gen<Case> property_gen(const Property& p, const std::string& op);
 // recorded by the differential property) breaks the identity they hold the backend to.
 std::optional<std::string> divergence_touching(const Backend& b, const Case& c);
 
+// Why the algebraic properties (linearity, adjoint) give no evidence on the context's case, if
+// they do not: no grad_output, non-finite values (IEEE NaN/Inf break the algebra), or a named
+// divergence of the subject touching it. The skip verdict, or nullopt when they apply.
+std::optional<CheckResult> algebra_skip(const CheckContext& ctx);
+
 // Runs p.check, turning an unexpected exception of the check itself into a failure (so a
 // campaign never dies on one case). Interrupted passes through.
 CheckResult run_check(const Property& p, CheckContext& ctx);

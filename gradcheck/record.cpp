@@ -91,17 +91,22 @@ void print_summary(std::ostream& os, const std::vector<SummaryRow>& rows) {
   os << std::left << std::setw(16) << "op" << std::setw(26) << "backend" << std::setw(8) << "input" << std::setw(16)
      << "method" << std::right << std::setw(7) << "checks" << std::setw(6) << "agree" << std::setw(6) << "fail"
      << std::setw(7) << "other" << std::setw(11) << "worst" << std::setw(9) << "tol" << std::setw(7) << "moved"
-     << std::setw(7) << "shrunk" << std::setw(8) << "skipped" << '\n';
+     << std::setw(7) << "shrunk" << std::setw(10) << "kink-skip" << '\n';
   for (const auto& s : rows) {
     const int64_t pass = s.count(Verdict::Agree), fail = s.failures();
     os << std::left << std::setw(16) << s.op << std::setw(26) << s.backend << std::setw(8) << s.input << std::setw(16)
        << s.method << std::right << std::setw(7) << s.checks << std::setw(6) << pass << std::setw(6) << fail
        << std::setw(7) << s.checks - pass - fail << std::setw(11) << std::setprecision(2) << s.worst << std::setw(9)
-       << std::setprecision(1) << s.tolerance << std::setw(7) << s.moved << std::setw(7) << s.shrunk << std::setw(8)
+       << std::setprecision(1) << s.tolerance << std::setw(7) << s.moved << std::setw(7) << s.shrunk << std::setw(10)
        << s.skipped << '\n';
     for (const auto& [v, n] : s.verdicts)
-      if (v != "agree" && v != "DISAGREE" && v != "ERROR") os << "    " << v << ": " << n << '\n';
+      if (v != "agree" && v != "DISAGREE" && v != "ERROR") os << "    other: " << v << " " << n << '\n';
   }
+  os << "(agree / fail: checks within / beyond their tolerance, or that errored; other: checks with another "
+        "verdict, listed under the row;\n worst, tol: the method's normalised error and its tolerance (relative "
+        "for fd and vs-ref, error / float32 bound for float backends, exact 0 for shapes and zero-grad);\n moved, "
+        "shrunk, kink-skip: finite-difference points moved off a kink, steps shrunk to stay in one piece, points "
+        "that could not be cleared)\n";
 }
 
 void print_sides(std::ostream& os, const std::vector<SideRow>& rows) {
