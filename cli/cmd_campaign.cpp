@@ -39,6 +39,7 @@ int run(Args a, const std::vector<std::string>& extras) {
   std::string err;
   o.ops = a.ops.empty() ? std::vector<std::string>{"all"} : a.ops;
   o.backends = a.backends.empty() ? std::vector<std::string>{"all"} : a.backends;
+  o.mode = "campaign";
   o.oracle_excluded = true;
   o.properties = {"differential"};
   o.out = a.out;

@@ -371,7 +371,8 @@ class Runner {
     std::vector<std::string> subjects, props;
     for (Backend* b : plan_.subjects) subjects.push_back(b->name());
     for (const Property* p : plan_.properties) props.push_back(p->name);
-    json o = {{"ops", plan_.ops},
+    json o = {{"mode", opt_.mode},
+              {"ops", plan_.ops},
               {"backends", subjects},
               {"against", plan_.against->name()},
               {"properties", props},

@@ -32,6 +32,7 @@ struct CampaignOptions {
   bool keep_going = false;              // false: stop after the first failure (shrunk and saved)
   Isolation isolation;
   double shrink_time_s = 30;            // per failure; 0: no shrinking (the case as drawn is saved)
+  std::string mode = "fuzz";            // "campaign" for `oplab campaign`: readers tell the two apart
   bool oracle_excluded = false;         // under backends {"all"}: the oracle is no subject of its own
   bool quiet_expected_failures = false; // no per-case lines for seeded bugs' and study variants' failures
   bool live_progress = false;           // a terminal: one line rewritten in place

@@ -61,6 +61,14 @@ json as_it_stands(const fs::path& dir, json summary) {
 }
 
 // Every fuzz campaign summary below `dir` (summary.json files), keyed by their folder.
+// Whether `dir` holds the summary of an `oplab campaign` (not of a fuzz campaign).
+bool is_campaign_folder(const fs::path& dir) {
+  const fs::path p = dir / "summary.json";
+  if (!fs::exists(p)) return false;
+  const json s = read_json_file(p.string());
+  return s.value("options", json::object()).value("mode", std::string()) == "campaign";
+}
+
 json fuzz_summaries(const fs::path& dir) {
   json all = json::object();
   if (!fs::exists(dir)) return all;
@@ -98,7 +106,7 @@ h2 { border-top: 2px solid #ddd; padding-top: 1em; margin-top: 2em; }
 json build(const Options& opt) {
   const fs::path from(opt.from), out(opt.out), pages = out / "pages";
   fs::create_directories(pages);
-  json report{{"schema_version", 1}, {"from", opt.from}, {"sections", json::array()}, {"missing_inputs", json::array()}};
+  json report{{"schema_version", 1}, {"from", opt.from}, {"sections", json::array()}, {"missing_inputs", json::array()}, {"found_inputs", json::array()}};
   {
     const std::time_t now = std::time(nullptr);
     char buf[64];
@@ -109,8 +117,13 @@ json build(const Options& opt) {
   std::vector<std::string> order;
   json inputs = json::object();
 
-  if (auto loaded = load(from / "campaign" / "summary.json")) {
-    const std::optional<json> c = as_it_stands(from / "campaign", *loaded);
+  // --from may be the main job's folder (campaign/, fuzz/, gradcheck.json, ...) or the output
+  // folder of one campaign or fuzz campaign: each input is looked for where it can be.
+  const fs::path campaign_dir = is_campaign_folder(from) ? from : from / "campaign";
+  const fs::path fuzz_root = is_campaign_folder(from) ? fs::path() : fs::exists(from / "summary.json") ? from : from / "fuzz";
+  if (auto loaded = load(campaign_dir / "summary.json")) {
+    report["found_inputs"].push_back(fs::relative(campaign_dir / "summary.json", from).string());
+    const std::optional<json> c = as_it_stands(campaign_dir, *loaded);
     json s = accuracy_section(*c, pages.string());
     report["accuracy"] = (*c)["records"];
     for (const json& r : (*c)["records"]) ops.insert(r["op"]), backends.insert(r["backend"]);
@@ -127,6 +140,7 @@ json build(const Options& opt) {
     order.push_back("accuracy");
   }
   if (auto g = load(from / "gradcheck.json")) {
+    report["found_inputs"].push_back("gradcheck.json");
     gradcheck_section(*g, pages.string());
     report["gradcheck"] = {{"summary", g->value("summary", json::array())}, {"sides", g->value("sides", json::array())},
                            {"seed", g->value("seed", json(nullptr))}};
@@ -138,7 +152,9 @@ json build(const Options& opt) {
     missing_section("gradcheck", "Gradient checks", "oplab gradcheck", pages.string());
   }
   order.push_back("gradcheck");
-  const json fz = fuzz_summaries(from / "fuzz");
+  const json fz = fuzz_root.empty() ? json::object() : fuzz_summaries(fuzz_root);
+  for (const auto& [dir, s] : fz.items())
+    report["found_inputs"].push_back((fs::relative(fuzz_root, from) / dir / "summary.json").lexically_normal().string());
   if (!fz.empty()) {
     fuzz_section(fz, pages.string());
     report["fuzz"] = fz;
@@ -156,6 +172,7 @@ json build(const Options& opt) {
   }
   order.push_back("fuzz");
   if (auto b = load(from / "bench.json")) {
+    report["found_inputs"].push_back("bench.json");
     performance_section(*b, pages.string());
     report["performance"] = {{"copy_bandwidth_gbs", (*b)["copy_bandwidth_gbs"]}, {"threads", (*b)["threads"]},
                              {"records", (*b)["records"]}};
@@ -222,6 +239,7 @@ json build(const Options& opt) {
   };
   md << "\n**Ops:** " << joined(ops) << ".  \n**Backends:** " << joined(backends) << ".  \n**Checks that ran:** "
      << joined(checks) << ".\n";
+  md << "\n**Read:** " << (report["found_inputs"].empty() ? std::string("nothing") : report["found_inputs"].dump()) << "\n";
   if (!report["missing_inputs"].empty()) md << "\n**Not found:** " << report["missing_inputs"].dump() << "\n";
   for (const auto& name : order) md << "\n" << embed_page(pages / name, "pages/" + name) << "\n";
   report["ops"] = std::vector<std::string>(ops.begin(), ops.end());

@@ -118,6 +118,11 @@ TEST(Report, AKilledCampaignReadsKilledWithEveryFailureOnDisk) {
   EXPECT_TRUE(listed) << fz.at("failures").dump();
   const std::string md = slurp(fs::path(out) / "report" / "index.md");
   EXPECT_NE(md.find("killed"), std::string::npos);
+  // --from a campaign's own folder: the report reads it there and says so.
+  ASSERT_EQ(sh(oplab + " report --from " + out + "/fuzz/bug --out " + out + "/report-one"), 0);
+  const json one = read_json_file(out + "/report-one/report.json");
+  EXPECT_EQ(one.at("found_inputs"), json({"summary.json"})) << one.at("found_inputs").dump();
+  EXPECT_EQ(one.at("fuzz").at(".").at("status"), "killed");
   fs::remove_all(dir);
 }
 
