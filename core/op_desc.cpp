@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/echo.h"
+
 namespace oplab {
 
 const std::vector<OpDesc>& all_ops() {
@@ -25,9 +27,8 @@ const OpDesc& op_desc(const std::string& name) {
     if (d.name == name) return d;
   std::string known;
   for (const auto& d : all_ops()) known += (known.empty() ? "" : ", ") + d.name;
-  // A hostile name may be long: echo only its start.
-  const std::string shown = name.size() > 64 ? name.substr(0, 64) + "..." : name;
-  throw InvalidCase(shown + ": unknown op (known: " + known + ")");
+  // A hostile name may be 10 MB long, or hold a newline: echo() caps it (core/echo.h).
+  throw InvalidCase(echo(name) + ": unknown op (known: " + known + ")");
 }
 
 bool is_coordinate_input(const std::string& op, const std::string& input) {

@@ -2,8 +2,11 @@
 
 #include <HalideRuntime.h>
 
+#include <limits>
 #include <mutex>
 #include <stdexcept>
+
+#include "core/limits.h"
 
 namespace oplab::halide_glue {
 
@@ -22,10 +25,20 @@ void on_error(void* user_context, const char* msg) {
 
 }  // namespace
 
+int to_int32(int64_t v, const char* what) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+    throw Unsupported(std::string("the Halide kernels take ") + what + " as an int32, and " + std::to_string(v) +
+                      " does not fit");
+  return int(v);
+}
+
 Halide::Runtime::Buffer<float> view(TensorF& t) {
   static std::once_flag once;
   std::call_once(once, [] { halide_set_error_handler(on_error); });
-  std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
+  // Halide keeps extents and strides as int32: the largest stride spans the other dims.
+  (void)to_int32(shape_span(t.shape), "a buffer's index span");
+  std::vector<int> sizes;
+  for (auto d = t.shape.rbegin(); d != t.shape.rend(); ++d) sizes.push_back(to_int32(*d, "a buffer extent"));
   if (sizes.empty()) sizes.push_back(1);
   return host_buffer(t.data.data(), sizes);
 }

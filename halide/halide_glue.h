@@ -22,6 +22,12 @@ Halide::Runtime::Buffer<T> host_buffer(T* data, const std::vector<int>& sizes) {
   return b;
 }
 
+// The int32 that a Halide buffer extent or a kernel parameter takes. Throws Unsupported naming
+// `what` rather than narrow a larger value (3e9 would become negative). Validation keeps every
+// size of a valid case within int32 (SPEC §7, core/ops/checks.h), so this guards the glue
+// against a case that reached it another way.
+int to_int32(int64_t v, const char* what);
+
 // Views a float tensor as a Halide buffer (no copy, host-dirty); dims are reversed. Also
 // installs the error handler that fills CallContext.
 Halide::Runtime::Buffer<float> view(TensorF& t);

@@ -1,6 +1,9 @@
 // interpolate: mode, sizes, scale factors (SPEC §6) and the SPEC §7 checks.
+#include <algorithm>
 #include <cmath>
 
+#include "core/echo.h"
+#include "core/limits.h"
 #include "core/op_desc.h"
 #include "core/ops/checks.h"
 #include "core/params.h"
@@ -51,7 +54,7 @@ InterpMode parse_mode(const Case& c, int nd) {
                      std::to_string(nd + 2) + "-D shape " + shape_str(c.in("input").shape));
     return e.mode;
   }
-  fail(c.op, "mode=\"" + m + "\" is not one of nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area");
+  fail(c.op, "mode=\"" + echo(m) + "\" is not one of nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area");
 }
 
 bool is_interpolating(InterpMode m) {
@@ -63,7 +66,7 @@ std::vector<json> per_axis(const Case& c, const std::string& key, int nd) {
   const json& v = c.params.at(key);
   if (!v.is_array()) return std::vector<json>(size_t(nd), v);
   if (int(v.size()) != nd)
-    fail(c.op, key + "=" + v.dump() + " must have one entry per spatial dim (" + std::to_string(nd) + ")");
+    fail(c.op, key + "=" + echo_json(v) + " must have one entry per spatial dim (" + std::to_string(nd) + ")");
   return std::vector<json>(v.begin(), v.end());
 }
 
@@ -85,14 +88,14 @@ InterpParams parse_interpolate(const Case& c) {
 
   const json ac = c.params.value("align_corners", json());
   if (!ac.is_null()) {
-    if (!ac.is_boolean()) fail(op, "align_corners=" + ac.dump() + " must be true, false or null");
+    if (!ac.is_boolean()) fail(op, "align_corners=" + echo_json(ac) + " must be true, false or null");
     if (!is_interpolating(p.mode))
-      fail(op, "align_corners=" + ac.dump() + " is only allowed with linear, bilinear, bicubic or trilinear, not mode \"" +
+      fail(op, "align_corners=" + echo_json(ac) + " is only allowed with linear, bilinear, bicubic or trilinear, not mode \"" +
                    interp_mode_name(p.mode) + "\"");
     p.align_corners = ac.get<bool>();
   }
   const json rc = c.params.value("recompute_scale_factor", json());
-  if (!rc.is_null() && !rc.is_boolean()) fail(op, "recompute_scale_factor=" + rc.dump() + " must be true, false or null");
+  if (!rc.is_null() && !rc.is_boolean()) fail(op, "recompute_scale_factor=" + echo_json(rc) + " must be true, false or null");
   const bool recompute = rc.is_boolean() && rc.get<bool>();
 
   const bool has_size = c.params.contains("size") && !c.params.at("size").is_null();
@@ -110,7 +113,7 @@ InterpParams parse_interpolate(const Case& c) {
     const auto sizes = per_axis(c, "size", nd);
     for (int i = 0; i < nd; ++i) {
       if (!sizes[size_t(i)].is_number_integer() || sizes[size_t(i)].get<int64_t>() <= 0)
-        fail(op, "size=" + c.params.at("size").dump() + " must be positive integers");
+        fail(op, "size=" + echo_json(c.params.at("size")) + " must be positive integers");
       p.axes[size_t(i)].out = sizes[size_t(i)].get<int64_t>();
     }
   } else {
@@ -119,7 +122,7 @@ InterpParams parse_interpolate(const Case& c) {
       const json& s = sfs[size_t(i)];
       const double sf = s.is_number() ? s.get<double>() : NAN;
       if (!std::isfinite(sf) || sf <= 0)
-        fail(op, "scale_factor=" + c.params.at("scale_factor").dump() + " must be finite positive numbers");
+        fail(op, "scale_factor=" + echo_json(c.params.at("scale_factor")) + " must be finite positive numbers");
       InterpAxis& a = p.axes[size_t(i)];
       // Output size is floor(in * sf) computed in double, as PyTorch does.
       const double out = std::floor(double(a.in) * sf);
@@ -134,6 +137,26 @@ InterpParams parse_interpolate(const Case& c) {
     }
   }
   check_grad_output(c, p.output_shape());
+
+  // Resource policy (core/limits.h): every output element reads the product of its axes' taps
+  // (nearest 1, linear 2, cubic 4, area the longest bin); every axis builds a table of its
+  // output positions (bounded by the limit on a dimension).
+  ResourceUse use = case_tensors(c, p.output_shape());
+  double taps = 1;
+  for (const InterpAxis& a : p.axes) {
+    switch (p.mode) {
+      case InterpMode::Nearest:
+      case InterpMode::NearestExact: break;
+      case InterpMode::Linear:
+      case InterpMode::Bilinear:
+      case InterpMode::Trilinear: taps *= 2; break;
+      case InterpMode::Bicubic: taps *= 4; break;
+      case InterpMode::Area: taps *= std::min(std::ceil(double(a.in) / double(a.out)) + 1.0, double(a.in)); break;
+    }
+  }
+  use.work = double(shape_span(p.output_shape())) * taps;
+  use.work_what = "output elements x " + num_str(taps) + " taps";
+  enforce_resource_limits(op, use);
   return p;
 }
 

@@ -21,6 +21,7 @@ PsRoiParams parse_ps_common(const Case& c) {
   p.N = x.dim(0), p.C = x.dim(1), p.H = x.dim(2), p.W = x.dim(3), p.K = rois.dim(0);
   std::tie(p.PH, p.PW) = output_size(c);
   p.spatial_scale = spatial_scale(c);
+  check_roi_extent(c.op, rois, p.spatial_scale);
   if (p.PH > kMaxElements / p.PW)
     fail(c.op, "output_size " + std::to_string(p.PH) + "x" + std::to_string(p.PW) + " has more bins than the kernels can index");
   if (p.C % (p.PH * p.PW) != 0)
@@ -37,6 +38,10 @@ PsRoiParams parse_ps_roi_align(const Case& c) {
   PsRoiParams p = parse_ps_common(c);
   p.sampling_ratio = integer(c, "sampling_ratio", -1);
   check_grad_output(c, p.output_shape());
+  // Each output channel reads one input channel per bin: Co channels of work, not C.
+  enforce_roi_sampling(c, p.output_shape(), p.K, p.Co, p.PH, p.PW,
+                       max_roi_grid(c.in("rois"), p.spatial_scale, p.PH, p.PW, p.sampling_ratio, false),
+                       p.sampling_ratio);
   return p;
 }
 
@@ -44,6 +49,8 @@ PsRoiParams parse_ps_roi_pool(const Case& c) {
   only_params(c, {"output_size", "spatial_scale"});
   PsRoiParams p = parse_ps_common(c);
   check_grad_output(c, p.output_shape());
+  enforce_roi_pooling(c, p.output_shape(), p.K, p.Co, p.PH, p.PW,
+                      max_pool_bin(c.in("rois"), p.spatial_scale, p.PH, p.PW, p.H, p.W));
   return p;
 }
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "core/echo.h"
 #include "core/op_desc.h"
 #include "core/ops/checks.h"
 #include "core/params.h"
@@ -21,6 +22,7 @@ void parse_common(const Case& c, P& p) {
   p.N = x.dim(0), p.C = x.dim(1), p.H = x.dim(2), p.W = x.dim(3), p.K = rois.dim(0);
   std::tie(p.PH, p.PW) = output_size(c);
   p.spatial_scale = spatial_scale(c);
+  check_roi_extent(c.op, rois, p.spatial_scale);
 }
 
 }  // namespace
@@ -31,6 +33,8 @@ RoiPoolParams parse_roi_pool(const Case& c) {
   RoiPoolParams p;
   parse_common(c, p);
   check_grad_output(c, p.output_shape());
+  enforce_roi_pooling(c, p.output_shape(), p.K, p.C, p.PH, p.PW,
+                      max_pool_bin(c.in("rois"), p.spatial_scale, p.PH, p.PW, p.H, p.W));
   return p;
 }
 
@@ -44,8 +48,11 @@ RoiAlignParams parse_roi_align(const Case& c) {
   const std::string mode = text(c, "pool_mode", "avg");
   if (mode == "avg") p.mode = PoolMode::Avg;
   else if (mode == "max") p.mode = PoolMode::Max;
-  else fail(c.op, "pool_mode=\"" + mode + "\" must be \"avg\" or \"max\"");
+  else fail(c.op, "pool_mode=\"" + echo(mode) + "\" must be \"avg\" or \"max\"");
   check_grad_output(c, p.output_shape());
+  enforce_roi_sampling(c, p.output_shape(), p.K, p.C, p.PH, p.PW,
+                       max_roi_grid(c.in("rois"), p.spatial_scale, p.PH, p.PW, p.sampling_ratio, !p.aligned),
+                       p.sampling_ratio);
   return p;
 }
 
@@ -63,6 +70,10 @@ DeformRoiPoolParams parse_deform_roi_pool(const Case& c) {
     p.has_offset = true;
   }
   check_grad_output(c, p.output_shape());
+  // The offsets move the bins but do not change the grid (SPEC §5).
+  enforce_roi_sampling(c, p.output_shape(), p.K, p.C, p.PH, p.PW,
+                       max_roi_grid(c.in("rois"), p.spatial_scale, p.PH, p.PW, p.sampling_ratio, false),
+                       p.sampling_ratio);
   return p;
 }
 

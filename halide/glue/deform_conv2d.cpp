@@ -31,7 +31,7 @@ using Buf = Halide::Runtime::Buffer<float>;
 // so their product is t.numel(). (The validation refuses element counts beyond int32.)
 Buf view_as(TensorF& t, std::initializer_list<int64_t> extents) {
   std::vector<int> e;
-  for (int64_t x : extents) e.push_back(int(x));
+  for (int64_t x : extents) e.push_back(to_int32(x, "a buffer extent"));
   return host_buffer(t.data.data(), e);
 }
 
@@ -166,12 +166,12 @@ class DcnCall {
   Buf mask_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, p_.kw, p_.kh, p_.D, p_.N}); }
   Buf weight_view(TensorF& t) const { return view_as(t, {p_.kw, p_.kh, Cg_, Cog_, p_.G}); }
   Buf out_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, Cog_, p_.G, p_.N}); }
-  int sy() const { return int(p_.sh); }
-  int sx() const { return int(p_.sw); }
-  int py() const { return int(p_.ph); }
-  int px() const { return int(p_.pw); }
-  int dy() const { return int(p_.dh); }
-  int dx() const { return int(p_.dw); }
+  int sy() const { return to_int32(p_.sh, "stride"); }
+  int sx() const { return to_int32(p_.sw, "stride"); }
+  int py() const { return to_int32(p_.ph, "padding"); }
+  int px() const { return to_int32(p_.pw, "padding"); }
+  int dy() const { return to_int32(p_.dh, "dilation"); }
+  int dx() const { return to_int32(p_.dw, "dilation"); }
 
   DeformConvParams p_;
   bool work_ = false, has_grad_ = false;

@@ -42,7 +42,7 @@ class DeformRoiPoolCall : public RoiCall {
 
   void forward() {
     if (!work_) return;
-    const int ph = int(p_.PH), pw = int(p_.PW);
+    const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
     int status;
     if (p_.has_offset)
       status = OPLAB_KERNEL(deform_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, p_.gamma, ph, pw, s_.grid, off_b_, out_b_);

@@ -245,11 +245,11 @@ Call plan(const InterpParams& p) {
   c.k = &kernels_for(kind, dims);
   c.align = p.align_corners;
   c.exact = p.mode == InterpMode::NearestExact;
-  c.planes = int(p.N * p.C);
+  c.planes = to_int32(p.N * p.C, "N*C planes");
   for (int a = 0; a < dims; ++a) {
     const InterpAxis& ax = p.axes[size_t(dims - 1 - a)];  // axes are (D,) H, W; kernel axes W, H, D
-    c.in[size_t(a)] = int(ax.in);
-    c.out[size_t(a)] = int(ax.out);
+    c.in[size_t(a)] = to_int32(ax.in, "an input size");
+    c.out[size_t(a)] = to_int32(ax.out, "an output size");
     if (kind == Kind::Nearest) c.scale[size_t(a)] = double(interp_nearest_scale(ax));
     if (kind == Kind::Linear || kind == Kind::Cubic) c.scale[size_t(a)] = interp_area_scale(ax, p.align_corners);
     if (kind == Kind::Area) c.taps[size_t(a)] = area_taps(ax);

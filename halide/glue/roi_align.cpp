@@ -34,7 +34,7 @@ class RoiAlignCall : public RoiCall {
 
   void forward() {
     if (!work_) return;
-    const int ph = int(p_.PH), pw = int(p_.PW);
+    const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
     const bool a = p_.aligned;
     int status;
     if (p_.mode == PoolMode::Avg)

@@ -27,11 +27,12 @@ class RoiPoolCall : public RoiCall {
     // torchvision's float kernel rounds x * s in float: so do these kernels.
     scale_ = float(p_.spatial_scale);
     // The backward kernel sees the gradient as planes of H * W pixels.
-    if (has_grad_) gin_b_ = host_buffer(gin_.data.data(), {int(p_.H * p_.W), int(p_.C), int(p_.N)});
+    if (has_grad_) gin_b_ = host_buffer(gin_.data.data(), {to_int32(p_.H * p_.W, "a plane's size"), to_int32(p_.C, "channels"), to_int32(p_.N, "a batch")});
     // The argmax has the output's shape; one more element keeps the data pointer valid when
     // the output is empty.
     argmax_.assign(size_t(out_.numel()) + 1, -1);
-    std::vector<int> sizes(out_.shape.rbegin(), out_.shape.rend());
+    std::vector<int> sizes;
+    for (auto d = out_.shape.rbegin(); d != out_.shape.rend(); ++d) sizes.push_back(to_int32(*d, "a buffer extent"));
     argmax_b_ = host_buffer(argmax_.data(), sizes);
   }
   ~RoiPoolCall() override {
@@ -40,7 +41,7 @@ class RoiPoolCall : public RoiCall {
 
   void forward() {
     if (!work_) return;
-    const int ph = int(p_.PH), pw = int(p_.PW);
+    const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
     const int status = OPLAB_KERNEL(roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, ph, pw, out_b_, argmax_b_);
     check(status, ctx_, "roi_pool forward");
     forward_done_ = true;
