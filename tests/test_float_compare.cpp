@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "compare/float_compare.h"
+#include "core/limits.h"
 #include "reference/ref_backend.h"
 
 namespace oplab {
@@ -47,6 +48,27 @@ Case cutoff_case() {
   rois.data = {0, 0.25, -1.5, 2.25, 0.5};
   c.inputs["rois"] = rois;
   return c;
+}
+
+// roi_align with 5000 x 5000 samples per bin on a 1x1 image of ones: 25 M terms, so the float32
+// bound u (n + 2C) x 8 admits more than the answer itself. A kernel whose float32 sum stalls at
+// 2^24 (0.671 instead of 1) must not pass: the case is no evidence ("skipped").
+TEST(FloatCompare, AVacuousBoundIsNoEvidenceNotAPass) {
+  set_limits_enforced(false);  // the resource policy refuses such a case before any work
+  Case c;
+  c.op = "roi_align";
+  c.params = json{{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", 5000}, {"aligned", false}};
+  Tensor x({1, 1, 1, 1}, 1.0);
+  c.inputs["input"] = x;
+  Tensor rois({1, 5});
+  rois.data = {0, 0, 0, 1, 1};
+  c.inputs["rois"] = rois;
+  auto ref = make_ref_backend();
+  FakeFloatBackend stalled([](Case c) { return c; }, [](Result& r) { r.outputs.at("output").data[0] *= 0.671; });
+  const auto o = compare::compare_float_backend(*ref, stalled, c);
+  set_limits_enforced(true);
+  EXPECT_EQ(o.verdict, compare::Verdict::Skipped) << o.detail;
+  EXPECT_NE(o.detail.find("no evidence"), std::string::npos) << o.detail;
 }
 
 TEST(FloatCompare, FloatRoundingPasses) {
