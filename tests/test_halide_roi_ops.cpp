@@ -60,10 +60,15 @@ TEST_P(HalideRoiCorpus, WithinBoundForwardAndBackward) {
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
     ++count[compare::verdict_name(o.verdict)];
     worst = std::max(worst, o.worst_ratio);
-    // Every case of these ops is supported, forward and backward, and none may fail.
-    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
+    // Every case of these ops is supported, forward and backward, and none may fail. A case
+    // whose float32 bound is vacuous (an adaptive grid of a million samples per bin: the
+    // kernels' float32 sums drift by several percent there) is no evidence, and said so.
+    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip ||
+                o.verdict == compare::Verdict::Skipped)
         << op << " on " << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
+    if (o.verdict == compare::Verdict::Skipped) std::cout << "[roi] " << name << ": " << o.detail << "\n";
   }
+  EXPECT_LE(count["skipped"], kCases / 50) << "more than 2% of the corpus is no evidence";
   std::cout << "[roi] " << op << " on " << name << " (" << kCases << " cases, forward+backward):";
   for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
   std::cout << " worst error/bound=" << worst << "\n";
