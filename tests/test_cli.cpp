@@ -133,5 +133,28 @@ TEST_F(Cli, SeededBugFailuresCountOnlyWhenNamed) {
   EXPECT_EQ(named.code, 1) << named.out << named.err;
 }
 
+// `compare`: one case on several backends, a verdict line each and the metrics of every tensor.
+TEST_F(Cli, CompareJudgesEachBackendAgainstRef) {
+  const std::string c = write("case.json", kRoiAlignCase);
+  const CliRun ok = run("compare " + c + " --backend torchvision --backend halide-cpu");
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("torchvision (double, 1e-10): agree"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("halide-cpu (float32, per-element bound): agree"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("outputs.output"), std::string::npos) << ok.out;
+  // A roi_pool rounding half to even disagrees where a corner sits at x.5 (here 0.5 * 3 = 1.5).
+  json j = json::parse(kRoiAlignCase);
+  j["op"] = "roi_pool";
+  j["params"] = {{"output_size", {1, 1}}, {"spatial_scale", 0.5}};
+  j["inputs"]["rois"] = {{"shape", {1, 5}}, {"data", {0, 1, 1, 5, 5}}};
+  j["inputs"]["input"] = {{"shape", {1, 1, 4, 4}}, {"data", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}};
+  j.erase("grad_output");
+  const CliRun bad = run("compare " + write("pool.json", j.dump()) + " --backend bug-roipool-half-even");
+  EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("DISAGREE"), std::string::npos) << bad.out;
+  const CliRun unknown = run("compare " + c + " --backend halide-cpo");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("did you mean \"halide-cpu\""), std::string::npos) << unknown.err;
+}
+
 }  // namespace
 }  // namespace oplab
