@@ -195,6 +195,27 @@ TEST_F(ExitCodes, IntegerOptionsAreTypedInTheHelp) {
   const CliRun bench = run("bench --help");
   EXPECT_TRUE(has(bench.out, "--threads INT")) << bench.out;
   EXPECT_FALSE(has(bench.out, "{false}")) << bench.out;
+  for (const char* verb : {"fuzz", "campaign"}) {
+    const CliRun h = run(std::string(verb) + " --help");
+    EXPECT_TRUE(has(h.out, "--cases INT")) << h.out;
+    EXPECT_TRUE(has(h.out, "--seed INT")) << h.out;
+    EXPECT_TRUE(has(h.out, "--shard K/N|auto")) << h.out;
+    EXPECT_TRUE(has(h.out, "--shrink-time SECONDS")) << h.out;
+  }
+}
+
+// Under "all", the seeded bugs' and study variants' failures are expected: one line per such
+// backend at the end, not a line per failing case before the line about implementations.
+TEST_F(ExitCodes, ExpectedDeparturesAreOneLinePerBackend) {
+  const CliRun r = run("fuzz --op roi_align --backend all --property differential --cases 40 --keep-going --no-fork "
+                       "--shrink-time 0 --out " + path("quiet"));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_FALSE(has(r.out, "DISAGREE differential roi_align on bug-")) << r.out;
+  EXPECT_TRUE(has(r.out, "seeded bug caught: bug-")) << r.out;
+  const CliRun named = run("fuzz --op roi_align --backend bug-roialign-aligned-clamp-bwd --property differential "
+                           "--cases 40 --keep-going --no-fork --shrink-time 0 --out " + path("loud"));
+  EXPECT_EQ(named.code, 1);
+  EXPECT_TRUE(has(named.out, "DISAGREE differential roi_align on bug-roialign-aligned-clamp-bwd")) << named.out;
 }
 
 }  // namespace

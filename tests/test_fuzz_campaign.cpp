@@ -3,6 +3,7 @@
 // merge into the whole campaign; and a report that is complete on disk at every moment.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -17,6 +18,7 @@
 #include "core/case_io.h"
 #include "core/op_desc.h"
 #include "fuzz/campaign.h"
+#include "fuzz/campaign_state.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/merge.h"
 #include "reference/ref_backend.h"
@@ -127,6 +129,36 @@ TEST(FuzzCampaign, CrashesAndHangsAreFailuresWithTheirCase) {
   }
   EXPECT_TRUE(crash) << progress.str();
   EXPECT_TRUE(hang) << progress.str();
+  fs::remove_all(out);
+}
+
+// In-process evaluation (`oplab campaign`'s default, fuzz --no-fork): a kernel that crashes ends
+// the campaign's process. What it leaves must still read true: a summary, written from the
+// start, that every reader sees as killed, not running.
+TEST(FuzzCampaign, ACrashInProcessLeavesACampaignThatReadsKilled) {
+  const fs::path out = temp_dir("inprocess");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(30);  // Fragile hangs on 1-D cases: if one comes first, the alarm is the kernel's death
+    Registry reg;
+    reg.add(make_ref_backend());
+    reg.add(std::make_unique<Fragile>());
+    fuzz::CampaignOptions o = options("interpolate", "fragile", out);
+    o.properties = {"differential"};
+    o.cases = 50;
+    o.isolation.fork = false;
+    std::ostringstream progress;
+    fuzz::run_campaign(o, reg, progress);
+    _exit(0);  // not reached: Fragile segfaults on the first 2-D case
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the campaign should have died with its kernel";
+  const json summary = read_json_file((out / "summary.json").string());
+  EXPECT_EQ(summary.at("status"), "running");
+  const fuzz::CampaignState st = fuzz::read_state(out.string(), summary);
+  EXPECT_EQ(st.status, "killed") << st.detail;
   fs::remove_all(out);
 }
 

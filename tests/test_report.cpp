@@ -118,6 +118,8 @@ TEST(Report, AKilledCampaignReadsKilledWithEveryFailureOnDisk) {
   EXPECT_TRUE(listed) << fz.at("failures").dump();
   const std::string md = slurp(fs::path(out) / "report" / "index.md");
   EXPECT_NE(md.find("killed"), std::string::npos);
+  EXPECT_NE(md.find("1 campaign ran"), std::string::npos);                // not "1 campaigns"
+  EXPECT_NE(md.find("| bug-roipool-half-even |"), std::string::npos) << md;  // the backend column
   // --from a campaign's own folder: the report reads it there and says so.
   ASSERT_EQ(sh(oplab + " report --from " + out + "/fuzz/bug --out " + out + "/report-one"), 0);
   const json one = read_json_file(out + "/report-one/report.json");
