@@ -47,7 +47,8 @@ class Reader {
   void doubles(std::vector<double>& v, uint64_t n) {
     if (n > (s_.size() - pos_) / sizeof(double)) bad();
     v.resize(n);
-    std::memcpy(v.data(), s_.data() + pos_, n * sizeof(double));
+    // An empty vector's data() may be null, and memcpy takes no null pointer even for 0 bytes.
+    if (n > 0) std::memcpy(v.data(), s_.data() + pos_, n * sizeof(double));
     pos_ += n * sizeof(double);
   }
   std::map<std::string, Tensor> tensors() {

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12, as root or with sudo), then configures and builds
 # into build/. Idempotent and quick when everything is already there.
+# --sanitize: configures and builds the ASan+UBSan build into build-sanitize/ instead
+# (OPLAB_SANITIZE=ON, RelWithDebInfo; README, "Sanitizers").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+build_dir=build
+configure=(-DCMAKE_BUILD_TYPE=Release)
+if [ "${1:-}" = "--sanitize" ]; then
+  build_dir=build-sanitize
+  configure=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPLAB_SANITIZE=ON)
+fi
 
 PACKAGES=(cmake ninja-build g++ git libgtest-dev librapidcheck-dev nlohmann-json3-dev libcli11-dev
           libhalide14-0-dev libcmark-gfm-dev libcmark-gfm-extensions-dev python3-jsonschema
@@ -20,5 +29,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)"
+cmake -S . -B "$build_dir" -G Ninja "${configure[@]}" >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"
