@@ -59,6 +59,32 @@ std::vector<std::string> Registry::names() const {
 
 namespace oplab {
 
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Float64: return "float64";
+    case DType::Float32: return "float32";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+  }
+  return "?";
+}
+
+std::optional<DType> dtype_from_name(const std::string& name) {
+  for (DType t : {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16})
+    if (name == dtype_name(t)) return t;
+  return std::nullopt;
+}
+
+double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::Float64: return 0x1p-53;
+    case DType::Float32: return 0x1p-24;
+    case DType::Float16: return 0x1p-11;
+    case DType::BFloat16: return 0x1p-8;
+  }
+  return 0;
+}
+
 const char* backend_role_name(BackendRole r) {
   switch (r) {
     case BackendRole::Implementation: return "implementation";

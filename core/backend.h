@@ -24,6 +24,14 @@ namespace oplab {
 enum class BackendRole { Implementation, StudyVariant, SeededBug };
 const char* backend_role_name(BackendRole r);  // "implementation", "study-variant", "seeded-bug"
 
+// The floating type a backend computes an op in. A backend of dtype T is sent inputs rounded
+// to T, the reference is evaluated on exactly those values, and its outputs are held to the
+// SPEC §9 bound with T's unit roundoff; float64 backends to double agreement (docs/protocol.md).
+enum class DType { Float64, Float32, Float16, BFloat16 };
+const char* dtype_name(DType t);                                // "float64", "float32", "float16", "bfloat16"
+std::optional<DType> dtype_from_name(const std::string& name);  // nullopt for any other name
+double unit_roundoff(DType t);                                  // 2^-53, 2^-24, 2^-11, 2^-8
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -48,6 +56,12 @@ class Backend {
   // True for float32 kernels: they are judged by the per-element error bound of SPEC §9
   // (compare/float_compare.h), not by double-precision agreement.
   virtual bool is_float32() const { return false; }
+  // The type this backend computes `op` in; built-in backends say it through is_float32(),
+  // external ones declare it per op (docs/protocol.md).
+  virtual DType dtype(const std::string& op) const { return is_float32() ? DType::Float32 : DType::Float64; }
+  // False when the backend evaluates only the forward of `op`: cases with grad_output are then
+  // sent without it and its gradients are not judged.
+  virtual bool computes_grads(const std::string& op) const { return true; }
   // For a float32 backend: true when it forms boxes, bins, grids and sample positions from its
   // float32 inputs with the reference's double operations, rounding in float32 only where its
   // op's comparison traits emulate it (the Halide kernels). A sample exactly on a cut-off is
