@@ -7,18 +7,42 @@
 
 namespace oplab::bench {
 
-Timing time_call(const std::function<void()>& call, int warmup, int repeats) {
-  for (int i = 0; i < warmup; ++i) call();
+Timing timing_of(std::vector<double> runs_ms) {
   Timing t;
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    call();
-    t.runs_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::vector<double> sorted = t.runs_ms;
-  std::sort(sorted.begin(), sorted.end());
-  t.median_ms = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+  t.runs_ms = runs_ms;
+  std::sort(runs_ms.begin(), runs_ms.end());
+  if (runs_ms.empty()) return t;
+  t.median_ms = runs_ms[runs_ms.size() / 2];
+  t.min_ms = runs_ms.front();
+  t.max_ms = runs_ms.back();
   return t;
+}
+
+namespace {
+double ms_of(const std::function<void()>& call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Timing time_call(const std::function<void()>& call, int warmup, int repeats) {
+  return time_alternating({[&] { return ms_of(call); }}, warmup, repeats).front();
+}
+
+std::vector<Timing> time_alternating(const std::vector<std::function<double()>>& sides, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i)
+    for (const auto& side : sides) (void)side();
+  std::vector<std::vector<double>> runs(sides.size());
+  for (int i = 0; i < repeats; ++i)
+    for (size_t k = 0; k < sides.size(); ++k) runs[k].push_back(sides[k]());
+  std::vector<Timing> out;
+  for (auto& r : runs) out.push_back(timing_of(std::move(r)));
+  return out;
+}
+
+bool ranges_overlap(const Timing& a, const Timing& b) {
+  return !a.runs_ms.empty() && !b.runs_ms.empty() && a.min_ms <= b.max_ms && b.min_ms <= a.max_ms;
 }
 
 double copy_bandwidth_gbs(int threads) {

@@ -1,6 +1,8 @@
 #include "cli/builtin_backends.h"
 
 #include "halide/halide_backend.h"
+#include "peer/onnxruntime_backend.h"
+#include "peer/opencv_backend.h"
 #include "peer/torchvision_backend.h"
 #include "reference/ref_backend.h"
 
@@ -14,6 +16,8 @@ Registry& builtin_backends() {
     r->add(make_halide_backend(HalideDevice::Cpu));
     r->add(make_halide_backend(HalideDevice::Cuda));
     r->add(make_halide_backend(HalideDevice::OpenCL));
+    r->add(make_onnxruntime_backend());  // the other live peers, after the built-in kernels
+    r->add(make_opencv_backend());
     for (BackendFactory f : registered_backend_factories()) r->add(f());
     return r;
   }();

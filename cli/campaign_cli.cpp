@@ -1,7 +1,9 @@
 #include "cli/campaign_cli.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <map>
 #include <vector>
 
@@ -19,7 +21,12 @@ void add_engine_options(CLI::App* sub, EngineArgs& a) {
                   "K/N: run the cases i with i mod N == K (default 0/1; join with oplab merge); auto: from a Slurm "
                   "array task or a Kubernetes Indexed Job (docs/shards/)")
       ->type_name("K/N|auto");
-  sub->add_option("--timeout", a.timeout, "seconds before an evaluation counts as hung (default 10; forked only)")
+  sub->add_option("--isolation", a.isolation,
+                  "worker: each backend in one long-lived process, replaced after a crash or hang (default); "
+                  "fork: a fresh process per evaluation (slower, nothing shared between cases); none: in this "
+                  "process (a crash ends the campaign)")
+      ->type_name("worker|fork|none");
+  sub->add_option("--timeout", a.timeout, "seconds before an evaluation counts as hung (default 10; isolated only)")
       ->type_name("SECONDS");
   sub->add_option("--shrink-time", a.shrink_time, "seconds of shrinking per failure (0: none, the case as drawn)")
       ->type_name("SECONDS");
@@ -31,6 +38,9 @@ std::string parse_engine_args(const EngineArgs& a, const std::string& verb, fuzz
   std::string err;
   if (!fuzz::parse_uint(a.seed, &o->seed, &err, true)) return verb + ": --seed " + err;
   if (!fuzz::parse_seconds(a.timeout, &o->isolation.timeout_s, &err)) return verb + ": --timeout " + err;
+  const auto mode = fuzz::isolation_mode_from_name(a.isolation);
+  if (!mode) return verb + ": --isolation \"" + a.isolation + "\" is not one of worker, fork, none";
+  o->isolation.mode = *mode;
   if (a.shrink_time == "0") o->shrink_time_s = 0;
   else if (!a.shrink_time.empty() && !fuzz::parse_seconds(a.shrink_time, &o->shrink_time_s, &err))
     return verb + ": --shrink-time " + err;
@@ -42,6 +52,12 @@ std::string parse_engine_args(const EngineArgs& a, const std::string& verb, fuzz
 }
 
 namespace {
+
+std::string fixed(double v, int precision) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(precision) << v;
+  return os.str();
+}
 
 // Every name the options give, checked against the built-in ones before any work.
 std::string check_names(const fuzz::CampaignOptions& o, const std::string& verb) {
@@ -99,8 +115,8 @@ int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool
   }
   const nlohmann::json& findings = r.summary.at("findings");
   std::cout << (r.interrupted ? "interrupted" : "finished") << ": " << r.cases << " cases, " << r.checks << " checks, "
-            << r.failures.size() << " failing cases, " << findings.size() << " findings in " << r.seconds
-            << " s; summary: " << o.out << "/summary.json\n";
+            << r.failures.size() << " failing cases, " << findings.size() << " findings in " << fixed(r.seconds, 1)
+            << " s (" << fixed(double(r.cases) / std::max(r.seconds, 1e-9), 1) << " cases/s); summary: " << o.out << "/summary.json\n";
   FailureTally tally;
   for (const auto& f : r.failures) tally.add(builtin_backends().find(f.backend), named);
   for (const auto& f : findings) tally.add(builtin_backends().find(f.at("backend").get<std::string>()), named);

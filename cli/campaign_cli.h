@@ -13,10 +13,10 @@ namespace oplab::cli {
 
 // The engine's options as the user typed them.
 struct EngineArgs {
-  std::string seed = "1", shard = "0/1", timeout = "10", shrink_time, progress_every = "10";
+  std::string seed = "1", shard = "0/1", timeout = "10", shrink_time, progress_every = "10", isolation = "worker";
 };
 
-// Adds --seed, --shard, --timeout, --shrink-time and --progress-every to `sub`.
+// Adds --seed, --shard, --isolation, --timeout, --shrink-time and --progress-every to `sub`.
 void add_engine_options(CLI::App* sub, EngineArgs& a);
 
 // Parses them into `o`; returns "" or the one-line error ("VERB: --seed ...").

@@ -4,19 +4,42 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/external_cli.h"
+#include "core/op_desc.h"
+#include "peer/onnxruntime_backend.h"
+#include "peer/opencv_backend.h"
 #include "peer/torchvision_backend.h"
 
 namespace oplab::cli {
 
 static void add_backends(CLI::App& app) {
   auto* sub = app.add_subcommand("backends", "list the built-in backends and whether each can run here");
-  sub->callback([] {
+  auto ext = std::make_shared<ExternalArgs>();
+  add_external_options(sub, *ext);
+  sub->callback([ext] {
+    if (const std::string bad = install_external_backends(*ext, "backends", ""); !bad.empty()) {
+      std::cerr << bad << '\n';
+      set_exit_code(kUsage);
+      return;
+    }
     std::cout << std::left << std::setw(32) << "backend" << std::setw(16) << "role" << std::setw(5) << "runs"
               << "what it is\n";
     for (Backend* b : builtin_backends().all()) {
       const auto why = b->unavailable_reason();
       std::cout << std::left << std::setw(32) << b->name() << std::setw(16) << backend_role_name(b->role())
                 << std::setw(5) << (why ? "no" : "yes") << (why ? *why : b->description()) << '\n';
+      // External backends: what runs, and the ops they declare with dtype and backward.
+      if (!b->origin().empty() && !why) {
+        std::cout << "    " << b->origin() << "\n    ops:";
+        for (const std::string& op : op_names()) {
+          Case c;
+          c.op = op;
+          if (b->unsupported_reason(c)) continue;
+          std::cout << ' ' << op << " (" << dtype_name(b->dtype(op)) << (b->computes_grads(op) ? "" : ", forward only")
+                    << ")";
+        }
+        std::cout << '\n';
+      }
     }
     // The peer's versions (`oplab --version` points here: asking them starts Python and torch,
     // which listing the backends has just done).
@@ -26,6 +49,10 @@ static void add_backends(CLI::App& app) {
         if (v->contains(k) && (*v)[k].is_string()) std::cout << ' ' << k << ' ' << (*v)[k].get<std::string>();
       std::cout << '\n';
     }
+    std::cout << "onnxruntime peer: "
+              << (onnxruntime_missing() ? *onnxruntime_missing() : "onnxruntime-node " + onnxruntime_version().value_or("?"))
+              << "\nopencv peer: " << (opencv_version() ? "OpenCV " + *opencv_version() : std::string("not built (no libopencv-dev)"))
+              << '\n';
   });
 }
 

@@ -5,7 +5,7 @@
 // schema `oplab fuzz` writes and the report reads (fuzz/campaign_records.h); each failing case
 // is saved under DIR/failures/, replayable with `oplab replay`.
 //   oplab campaign [--cases N] [--seed S] [--out DIR] [--op OP]... [--backend B]... [--shard K/N]
-//                  [--fork] [--timeout S] [--shrink-time S]
+//                  [--isolation worker|fork|none] [--fork] [--timeout S] [--shrink-time S]
 // Exit: as `oplab fuzz` (cli/campaign_cli.h): 0, 1 failures or findings that count, 2 bad
 // command line, 130 interrupted.
 #include <unistd.h>
@@ -15,6 +15,7 @@
 #include "cli/builtin_backends.h"
 #include "cli/campaign_cli.h"
 #include "cli/commands.h"
+#include "cli/external_cli.h"
 #include "fuzz/arg_parse.h"
 
 namespace oplab::cli {
@@ -45,8 +46,7 @@ int run(Args a, const std::vector<std::string>& extras) {
   o.out = a.out;
   o.keep_going = true;
   o.quiet_expected_failures = a.backends.empty();
-  // In-process by default: a fork per evaluation costs the campaign ~40x its time here.
-  o.isolation.fork = a.fork;
+  if (a.fork) a.engine.isolation = "fork";
   o.live_progress = ::isatty(STDOUT_FILENO);
   uint64_t n = 0;
   if (!fuzz::parse_uint(a.cases, &n, &err, false)) return usage_error("campaign: --cases " + err);
@@ -67,9 +67,18 @@ static void add_campaign(CLI::App& app) {
   sub->add_option("--out,-o", a->out, "output folder (default out/campaign)");
   sub->add_option("--op", a->ops, "only these ops (repeatable; default all)");
   sub->add_option("--backend,-b", a->backends, "only these backends (repeatable; default all that can run here)");
-  sub->add_flag("--fork", a->fork, "evaluate each case in a forked child (a crash is a failure, not the end; slower)");
+  sub->add_flag("--fork", a->fork, "same as --isolation fork");
   add_engine_options(sub, a->engine);  // --seed --shard --timeout --shrink-time (default 0) --progress-every
-  sub->callback([a, sub] { set_exit_code(run(*a, sub->remaining())); });
+  auto ext = std::make_shared<ExternalArgs>();
+  add_external_options(sub, *ext);
+  sub->callback([a, ext, sub] {
+    if (const std::string bad = install_external_backends(*ext, "campaign", a->out); !bad.empty()) {
+      std::cerr << bad << '\n';
+      set_exit_code(kUsage);
+      return;
+    }
+    set_exit_code(run(*a, sub->remaining()));
+  });
 }
 
 static const CommandRegistrar registrar(30, add_campaign);

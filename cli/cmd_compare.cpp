@@ -8,8 +8,10 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/external_cli.h"
 #include "cli/names.h"
 #include "compare/differential.h"
+#include "compare/dtype_case.h"
 #include "compare/float_compare.h"
 #include "compare/tolerance.h"
 #include "core/case_io.h"
@@ -23,11 +25,12 @@ namespace {
 
 // One backend's verdict on the case, as the campaign's differential property gives it.
 std::pair<compare::Verdict, std::string> judge(Backend& ref, Backend& b, const Case& c) {
-  if (b.is_float32()) {
+  if (compare::judged_by_bound(b, c.op)) {  // float32/16, bfloat16: the bound with the dtype's u
     const compare::FloatOutcome o = compare::compare_float_backend(ref, b, c);
     return {o.verdict, o.detail};
   }
-  const compare::Outcome o = compare::compare_on_case(ref, b, c, compare::tolerance_between(ref, b), b.divergences());
+  const compare::Outcome o =
+      compare::compare_on_case(ref, b, compare::case_for(b, c), compare::tolerance_between(ref, b), b.divergences());
   return {o.verdict, o.verdict == compare::Verdict::NamedDivergence ? o.divergence : o.detail};
 }
 
@@ -94,11 +97,16 @@ int run(const std::string& path, const std::vector<std::string>& names) {
     }
     const auto [verdict, detail] = judge(ref, b, c);
     failed |= compare::is_failure(verdict);
-    std::cout << "  " << n << (b.is_float32() ? " (float32, per-element bound)" : " (double, 1e-10)") << ": "
+    const bool bound = compare::judged_by_bound(b, c.op);
+    // The dtype it is judged in: "double" (float64, 1e-10) or float32/float16/bfloat16.
+    std::cout << "  " << n << " (" << (bound ? dtype_name(b.dtype(c.op)) : "double") << (bound ? ", per-element bound" : ", 1e-10")
+              << (b.origin().empty() ? "" : "; " + b.origin()) << "): "
               << compare::verdict_name(verdict) << (detail.empty() ? "" : " (" + detail + ")") << '\n';
     if (verdict == compare::Verdict::Unsupported || verdict == compare::Verdict::Error) continue;
     try {
-      print_tensors(want, evaluate(b, c), b.is_float32() ? Dtype::F32 : Dtype::F64);
+      // Both sides on the case as the backend is sent it (rounded to its dtype).
+      const Case sent = compare::case_for(b, c);
+      print_tensors(evaluate(ref, sent), evaluate(b, sent), bound ? Dtype::F32 : Dtype::F64);
     } catch (const std::exception& e) {
       std::cout << "    (" << e.what() << ")\n";
     }
@@ -114,7 +122,16 @@ static void add_compare(CLI::App& app) {
   auto* sub = app.add_subcommand("compare", "one case on several backends against ref: verdict and metrics per tensor");
   sub->add_option("case", *path, "a case file")->required();
   sub->add_option("--backend,-b", *names, "backend to compare (repeatable)");
-  sub->callback([=] { set_exit_code(run(*path, *names)); });
+  auto ext = std::make_shared<ExternalArgs>();
+  add_external_options(sub, *ext);
+  sub->callback([=] {
+    if (const std::string bad = install_external_backends(*ext, "compare", ""); !bad.empty()) {
+      std::cerr << bad << '\n';
+      set_exit_code(kUsage);
+      return;
+    }
+    set_exit_code(run(*path, *names));
+  });
 }
 
 static const CommandRegistrar registrar(25, add_compare);

@@ -3,6 +3,7 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/external_cli.h"
 #include "cli/names.h"
 #include "core/case_io.h"
 
@@ -63,7 +64,16 @@ static void add_eval(CLI::App& app) {
   sub->add_option("case", *case_path, "case JSON file (SPEC §1)")->required();
   sub->add_option("--backend,-b", *backend, "backend name (oplab backends)")->required();
   sub->add_option("--out,-o", *out, "write the result JSON here instead of stdout");
-  sub->callback([=] { set_exit_code(run_eval(*case_path, *backend, *out)); });
+  auto ext = std::make_shared<ExternalArgs>();
+  add_external_options(sub, *ext);
+  sub->callback([=] {
+    if (const std::string bad = install_external_backends(*ext, "eval", ""); !bad.empty()) {
+      std::cerr << bad << '\n';
+      set_exit_code(kUsage);
+      return;
+    }
+    set_exit_code(run_eval(*case_path, *backend, *out));
+  });
 }
 
 static const CommandRegistrar registrar(10, add_eval);

@@ -1,7 +1,7 @@
 // `oplab fuzz`: a property-based fuzz campaign (fuzz/campaign.h) over ops x backends.
 //   oplab fuzz --op OP|all --backend B|all [--against ref] (--time S | --cases N) [--seed S]
 //              [--shard K/N] [--out DIR] [--keep-going] [--property P]... [--timeout S]
-//              [--shrink-time S] [--no-fork] [--progress-every S]
+//              [--shrink-time S] [--isolation worker|fork|none] [--no-fork] [--progress-every S]
 // Exit: 0 no failure that counts, 1 failures (each shrunk and saved under DIR/failures) or
 // findings (boundary flips over budget); under `--backend all` only those of implementations
 // count, cli/builtin_backends.h), 2 bad command line (one line on stderr), 130 interrupted
@@ -14,6 +14,7 @@
 #include "cli/builtin_backends.h"
 #include "cli/campaign_cli.h"
 #include "cli/commands.h"
+#include "cli/external_cli.h"
 #include "fuzz/arg_parse.h"
 #include "fuzz/campaign.h"
 
@@ -43,7 +44,6 @@ int run(const Args& a, const std::vector<std::string>& extras) {
   o.properties = a.properties;
   o.out = a.out;
   o.keep_going = a.keep_going;
-  o.isolation.fork = !a.no_fork;
   o.live_progress = ::isatty(STDOUT_FILENO);
   if (a.backends.empty()) return usage_error("fuzz: --backend is required (a name from `oplab backends`, or all)");
   if (a.time.empty() && a.cases.empty()) return usage_error("fuzz: give --time S or --cases N");
@@ -53,7 +53,9 @@ int run(const Args& a, const std::vector<std::string>& extras) {
     if (!fuzz::parse_uint(a.cases, &n, &err, false)) return usage_error("fuzz: --cases " + err);
     o.cases = int64_t(n);
   }
-  if (const std::string bad = parse_engine_args(a.engine, "fuzz", &o); !bad.empty()) return usage_error(bad);
+  EngineArgs engine = a.engine;
+  if (a.no_fork) engine.isolation = "none";
+  if (const std::string bad = parse_engine_args(engine, "fuzz", &o); !bad.empty()) return usage_error(bad);
   const bool named = std::find(a.backends.begin(), a.backends.end(), "all") == a.backends.end();
   o.quiet_expected_failures = !named;
   return run_and_finish(o, "fuzz", named);
@@ -73,9 +75,18 @@ static void add_fuzz(CLI::App& app) {
   sub->add_option("--cases,-n", a->cases, "cases per op (indices 0..N-1, split among shards)")->type_name("INT");
   sub->add_option("--out,-o", a->out, "output folder (default out/fuzz)");
   sub->add_flag("--keep-going,-k", a->keep_going, "continue after a failure");
-  sub->add_flag("--no-fork", a->no_fork, "evaluate in-process (faster; a crash ends the campaign)");
+  sub->add_flag("--no-fork", a->no_fork, "same as --isolation none");
   add_engine_options(sub, a->engine);  // --seed --shard --timeout --shrink-time (default 30) --progress-every
-  sub->callback([a, sub] { set_exit_code(run(*a, sub->remaining())); });
+  auto ext = std::make_shared<ExternalArgs>();
+  add_external_options(sub, *ext);
+  sub->callback([a, ext, sub] {
+    if (const std::string bad = install_external_backends(*ext, "fuzz", a->out); !bad.empty()) {
+      std::cerr << bad << '\n';
+      set_exit_code(kUsage);
+      return;
+    }
+    set_exit_code(run(*a, sub->remaining()));
+  });
 }
 
 static const CommandRegistrar registrar(40, add_fuzz);

@@ -9,6 +9,7 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/external_cli.h"
 #include "cli/names.h"
 #include "core/case_io.h"
 #include "core/op_desc.h"
@@ -124,7 +125,16 @@ static void add_gradcheck(CLI::App& app) {
   sub->add_option("--seed,-s", o->seed, "seed of the cases and directions (default 1)")->type_name("INT");
   sub->add_option("--out,-o", o->out, "write the records as JSON here");
   sub->add_flag("--no-one-sided", o->no_one_sided, "skip the one-sided derivatives at kinks");
-  sub->callback([o] { set_exit_code(run_gradcheck(*o)); });
+  auto ext = std::make_shared<ExternalArgs>();
+  add_external_options(sub, *ext);
+  sub->callback([o, ext] {
+    if (const std::string bad = install_external_backends(*ext, "gradcheck", ""); !bad.empty()) {
+      std::cerr << bad << '\n';
+      set_exit_code(kUsage);
+      return;
+    }
+    set_exit_code(run_gradcheck(*o));
+  });
 }
 
 static const CommandRegistrar registrar(50, add_gradcheck);

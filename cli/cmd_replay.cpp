@@ -12,6 +12,7 @@
 
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
+#include "cli/external_cli.h"
 #include "cli/names.h"
 #include "core/case_io.h"
 #include "fuzz/arg_parse.h"
@@ -58,6 +59,17 @@ json record_beside(const std::string& case_file) {
   return nullptr;
 }
 
+// A record found on an external backend (its "backend_origin") that this run does not have
+// under that name: replaying it on anything else would say nothing about it.
+std::string external_missing(const json& record, const std::vector<std::string>& backends) {
+  const std::string name = record.value("backend", std::string());
+  const std::string origin = record.value("backend_origin", std::string());
+  if (origin.empty() || known(backends, name)) return "";
+  const bool exec = origin.rfind("exec: ", 0) == 0;
+  return "replay: the record was found on the external backend " + name + " (" + origin + "); register it again to replay (" +
+         (exec ? "--exec " + name + "='" + origin.substr(6) + "'" : "--plugin " + origin.substr(origin.find(": ") + 2)) + ")";
+}
+
 int run(const Args& a, const std::vector<std::string>& extras) {
   if (!extras.empty()) return usage_error("replay: unexpected argument \"" + echo_name(extras[0]) + "\" (see oplab replay --help)");
   if (a.file.empty()) return usage_error("replay: give the case file or failure record to replay");
@@ -88,6 +100,7 @@ int run(const Args& a, const std::vector<std::string>& extras) {
     const bool is_record = file.is_object() && file.value("kind", std::string()) == "oplab-fuzz-failure";
     if (is_record) {
       if (file.contains("backend") && file["backend"].is_string()) o.backends = {file["backend"].get<std::string>()};
+      if (const std::string why = external_missing(file, backends); !why.empty()) return usage_error(why);
       if (o.against.empty() && file.contains("against") && file["against"].is_string()) o.against = file["against"].get<std::string>();
     } else {
       const json record = record_beside(a.file);
@@ -96,6 +109,7 @@ int run(const Args& a, const std::vector<std::string>& extras) {
                            " is a bare case (no failure record beside it): name the backend to replay it on with "
                            "--backend B (see `oplab backends`)");
       o.backends = {record["backend"].get<std::string>()};
+      if (const std::string why = external_missing(record, backends); !why.empty()) return usage_error(why);
       if (o.against.empty() && record.contains("against") && record["against"].is_string())
         o.against = record["against"].get<std::string>();
       if (o.properties.empty() && record.contains("property") && record["property"].is_string())
@@ -105,7 +119,8 @@ int run(const Args& a, const std::vector<std::string>& extras) {
                 << record["path"].get<std::string>() << '\n';
     }
   }
-  o.isolation.fork = !a.no_fork;
+  // One case: a fresh process for it, as strict as isolation gets, costs nothing noticeable.
+  o.isolation.mode = a.no_fork ? fuzz::IsolationMode::None : fuzz::IsolationMode::PerCase;
   // The backends it will run on (the record's included) must exist in this build and run here.
   std::vector<std::string> to_run = o.backends;
   if (!o.against.empty()) to_run.push_back(o.against);
@@ -154,7 +169,16 @@ static void add_replay(CLI::App& app) {
   sub->add_option("--property,-p", a->properties, "property to check (repeatable; default: the record's, or all)");
   sub->add_option("--timeout", a->timeout, "seconds before an evaluation counts as hung (default 10)")->type_name("SECONDS");
   sub->add_flag("--no-fork", a->no_fork, "evaluate in-process");
-  sub->callback([a, sub] { set_exit_code(run(*a, sub->remaining())); });
+  auto ext = std::make_shared<ExternalArgs>();
+  add_external_options(sub, *ext);
+  sub->callback([a, ext, sub] {
+    if (const std::string bad = install_external_backends(*ext, "replay", ""); !bad.empty()) {
+      std::cerr << bad << '\n';
+      set_exit_code(kUsage);
+      return;
+    }
+    set_exit_code(run(*a, sub->remaining()));
+  });
 }
 
 static const CommandRegistrar registrar(41, add_replay);

@@ -1,5 +1,7 @@
 #include "compare/flip_rule.h"
 
+#include <algorithm>
+
 namespace oplab::compare {
 
 const char* flip_kind_name(FlipKind k) {
@@ -28,10 +30,16 @@ FlipRule flip_rule(const Backend& b) {
   return b.is_float32() && b.geometry_as_reference() ? FlipRule::KernelRounding : FlipRule::NearbyCoordinates;
 }
 
-double flip_budget(const std::string& op, const Backend&) {
-  // One budget per op for now: the only float32 backends follow one precision (flip_rule), and
-  // a backend of undeclared precision that flips more than the Halide kernels is worth a look.
-  return op_compare(op).flip_budget;
+double flip_budget(const std::string& op, const Backend& b) {
+  // The op's budget is set for kernels that take their decisions as the reference does
+  // (KernelRounding: the Halide kernels); where they flip never (interpolate), it is 0. A
+  // backend that rounds its coordinates its own way (NearbyCoordinates: ONNX Runtime's float32
+  // Resize, OpenCV's float32 weights) may land on the other side of a cut-off than the double
+  // reference on a case whose coordinates sit a rounding away from it; each such flip is still
+  // checked to be explained by nearby coordinates, and more than 2% of cases is a finding
+  // (measured: onnxruntime interpolate, 1 flip in 226 compared cases of a 300-case campaign).
+  const double budget = op_compare(op).flip_budget;
+  return flip_rule(b) == FlipRule::NearbyCoordinates ? std::max(budget, 0.02) : budget;
 }
 
 namespace {

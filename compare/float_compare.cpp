@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "compare/dtype_case.h"
 #include "compare/op_compare.h"
 #include "core/op_desc.h"
 
@@ -12,7 +13,7 @@ namespace oplab::compare {
 
 namespace {
 
-constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of float32
+constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of float32 (the coordinate nudges of the flip search)
 
 // Largest coordinate magnitude in pixels: where float32 sampling positions lose precision.
 double coordinate_scale(const Case& c) {
@@ -51,7 +52,14 @@ Case magnitude_case(const Case& c, int alternate = 0) {
   return m;
 }
 
-bool has_coordinate_grads(const Case& c) { return c.grad_output && c.inputs.count("offset"); }
+// The coordinate input whose gradient is a difference of neighbouring pixels (deform_conv2d's
+// and deform_roi_pool's offset, grid_sample's grid), or nullptr.
+const char* coordinate_grads(const Case& c) {
+  if (!c.grad_output) return nullptr;
+  for (const char* name : {"offset", "grid"})
+    if (c.inputs.count(name)) return name;
+  return nullptr;
+}
 
 // The case with its coordinates nudged (the op's compare traits say how).
 Case nudged_case(const Case& c, double ra, double rb, double end_sign) {
@@ -105,17 +113,19 @@ struct Sides {
   Result want, got, mag;
 };
 
-bool evaluate_sides(Backend& ref, Backend& backend, const Case& c, Sides& s, FloatOutcome& o) {
+bool evaluate_sides(Backend& ref, Backend& backend, const Case& c, Sides& s, FloatOutcome& o,
+                    const std::function<Result(Backend&, const Case&)>& eval_backend) {
   try {
     s.want = evaluate(ref, c);
     s.mag = evaluate(ref, magnitude_case(c));
-    if (has_coordinate_grads(c) && s.mag.grads.count("offset")) {
+    const char* coord = coordinate_grads(c);
+    if (coord && s.mag.grads.count(coord)) {
       // Coordinate gradients: the largest of the three magnitude estimates (each a lower
       // estimate of the sum of |terms|; the alternating ones are exact for a single sample).
-      Tensor& a = s.mag.grads.at("offset");
+      Tensor& a = s.mag.grads.at(coord);
       for (int alt : {1, 2}) {
         const Result r = evaluate(ref, magnitude_case(c, alt));
-        const Tensor& b = r.grads.at("offset");
+        const Tensor& b = r.grads.at(coord);
         for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = std::max(std::fabs(a.data[i]), std::fabs(b.data[i]));
       }
     }
@@ -125,7 +135,12 @@ bool evaluate_sides(Backend& ref, Backend& backend, const Case& c, Sides& s, Flo
     return false;
   }
   try {
-    s.got = evaluate(backend, c);
+    s.got = eval_backend(backend, c);
+  } catch (const KernelCrash& e) {  // its process died or hung (an out-of-process backend)
+    o.verdict = Verdict::Error;
+    o.detail = e.what();
+    o.crashed = true;
+    return false;
   } catch (const Unsupported& e) {
     o.verdict = Verdict::Unsupported;
     o.detail = e.what();
@@ -147,14 +162,14 @@ struct TensorBound {
 };
 
 TensorBound tensor_bound(const Case& c, const std::string& key, const Tensor& want, const Tensor& mag, double n_fwd,
-                         double C, double multiple) {
+                         double C, double multiple, double u) {
   TensorBound b;
   b.multiple = multiple;
   // Gradients sum over every output that reads an element: scale n by the fan-in.
   double n = n_fwd;
   if (key.rfind("grads.", 0) == 0 && c.grad_output && !want.data.empty())
     n = n_fwd * (double(c.grad_output->numel()) / double(want.numel()) + 1) * 4;
-  b.kappa = kU * (n + 2 * C);
+  b.kappa = u * (n + 2 * C);
   for (double v : mag.data)
     if (std::isfinite(v)) b.amax = std::max(b.amax, std::fabs(v));
   return b;
@@ -265,16 +280,28 @@ void start_output_record(FloatOutcome& o, const Tensor& want, const Tensor& got)
 
 }  // namespace
 
-FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple) {
+FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& sent, double multiple) {
+  return compare_float_backend(ref, backend, sent, multiple, [](Backend& b, const Case& c) { return evaluate(b, c); });
+}
+
+FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& sent, double multiple,
+                                   const std::function<Result(Backend&, const Case&)>& eval_backend) {
+  // The case as the backend is sent it (rounded to its dtype, without grad_output when it has
+  // no backward), and the unit roundoff of that dtype in every bound (SPEC §9, §10).
+  // A backend that declares no float type is compared as float32 (what this comparison was
+  // asked for).
+  const Case c = case_for(backend, sent);
+  const DType dtype = backend.dtype(c.op) == DType::Float64 ? DType::Float32 : backend.dtype(c.op);
+  const double u = unit_roundoff(dtype);
   FloatOutcome o;
   o.rule = flip_rule(backend);
   o.flip_budget = flip_budget(c.op, backend);
   Sides s;
-  if (!evaluate_sides(ref, backend, c, s, o)) return o;
+  if (!evaluate_sides(ref, backend, c, s, o, eval_backend)) return o;
 
   const double n_fwd = op_compare(c.op).forward_terms(c), C = coordinate_scale(c);
   FlipSearch flips(ref, c, o.rule);
-  TieRange ties(c, multiple * kU * (n_fwd + 2 * C));
+  TieRange ties(c, multiple * u * (n_fwd + 2 * C));
   bool flipped = false;
   double widest = 0;     // the largest relative error a bound admitted where it was leaned on
   std::string leaning;   // the first element that passed only because its bound is that wide
@@ -286,7 +313,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
       return o;
     }
     const Tensor& a = *find(s.mag, key);
-    const TensorBound tb = tensor_bound(c, key, *w, a, n_fwd, C, multiple);
+    const TensorBound tb = tensor_bound(c, key, *w, a, n_fwd, C, multiple, u);
     const bool is_output = key == "outputs.output";
     if (is_output) start_output_record(o, *w, *g);
     for (size_t i = 0; i < w->data.size(); ++i) {
@@ -335,7 +362,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
   if (!leaning.empty()) {
     std::ostringstream os;
     os.precision(3);
-    os << "no evidence: " << leaning << " passed only under a float32 bound that admits a relative error of " << widest
+    os << "no evidence: " << leaning << " passed only under a " << dtype_name(dtype) << " bound that admits a relative error of " << widest
        << " (" << n_fwd << " terms per element, coordinates up to " << C << " px)";
     o.verdict = Verdict::Skipped;
     o.detail = os.str();

@@ -26,6 +26,7 @@
 // (ref::roi_align_max_grad_range) is a flip as well. Flips are counted per decision kind and
 // reported, never as passes, and each op x backend has a budget of them (compare/flip_rule.h).
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct FloatOutcome {
   Verdict verdict = Verdict::Agree;
   double worst_ratio = 0;  // max over elements of |e - r| / B_i (of the passing comparison)
   std::string detail;      // the first failing element, or the error text
+  bool crashed = false;    // the error is the backend's process dying or hanging (KernelCrash)
   // The forward output, for reports: SPEC §9 metrics (ULP in float32, th = 1e-6) and each
   // element's |e - r| / B_i (NaN where either side is not finite), in the output's layout.
   Metrics output_metrics;
@@ -58,6 +60,11 @@ struct FloatOutcome {
 
 FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c,
                                    double multiple = kDefaultBoundMultiple);
+// The same, with the backend's one evaluation done by `eval_backend` (the fuzz campaign's
+// crash-isolating evaluator: a KernelCrash it throws is an Error outcome marked crashed). The
+// reference's evaluations stay in this process.
+FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple,
+                                   const std::function<Result(Backend&, const Case&)>& eval_backend);
 
 // The case as a float32 kernel sees it: every input rounded to float32, then what the op's
 // kernels round beyond their inputs (OpCompare::kernel_rounding: deform_conv2d's sampling

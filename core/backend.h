@@ -37,6 +37,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
+  // What runs when this backend evaluates, for records and replays: "exec: COMMAND" or
+  // "plugin: PATH" for an external backend (docs/protocol.md); empty for one built into oplab.
+  virtual std::string origin() const { return {}; }
   // Empty when the backend can run on this machine; otherwise why not (one line).
   virtual std::optional<std::string> unavailable_reason() const { return std::nullopt; }
   // Empty when this backend can evaluate the (already validated) case; otherwise why not.

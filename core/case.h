@@ -50,6 +50,12 @@ struct BackendUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The kernel's process crashed (a signal, a non-zero exit) or hung past its timeout: a failure
+// of the case it was evaluating, recorded with "crashed": true (fuzz/isolate.h, external/).
+struct KernelCrash : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Malformed JSON: not a case at all (wrong types, data length that does not fit the shape).
 struct FormatError : std::runtime_error {
   using std::runtime_error::runtime_error;

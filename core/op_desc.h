@@ -21,6 +21,11 @@ struct InputSpec {
   // Carries positions (boxes, offsets) rather than values: it keeps its sign in magnitude
   // cases, sets the coordinate scale of float32 bounds, and is what flip checks nudge.
   bool coordinate = false;
+  // A column of the last dimension that holds integer indices (rois' batch index): kept exact
+  // when the inputs are rounded to a kernel's dtype (docs/protocol.md, "Judging by dtype");
+  // kIndexTensor: every value is an index (spatial shapes, start offsets).
+  int index_column = -1;
+  static constexpr int kIndexTensor = -2;
 };
 
 // A validated case's typed parameters (the op's *Params struct of core/params.h) and output

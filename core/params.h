@@ -63,6 +63,30 @@ struct PsRoiParams {
   int64_t input_channel(int64_t c, int64_t ph, int64_t pw) const { return (c * PH + ph) * PW + pw; }
 };
 
+// ms_deform_attn (SPEC §13, Deformable DETR): value [N, S, M, Dh] holds L levels, level l an
+// H[l] x W[l] map starting at row start[l] of S; Lq queries sample P points per level and head.
+struct MsDeformAttnParams {
+  int64_t N = 0, S = 0, M = 0, Dh = 0, Lq = 0, L = 0, P = 0;
+  std::vector<int64_t> H, W, start;  // per level, from spatial_shapes and level_start_index
+  Shape output_shape() const { return {N, Lq, M * Dh}; }
+};
+
+// grid_sample (SPEC §12, torch.nn.functional.grid_sample): input [N, C, (D,) H, W] read at the
+// positions of grid [N, (Do,) Ho, Wo, 2 or 3], whose last axis is (x, y[, z]) in [-1, 1].
+enum class GridMode { Bilinear, Nearest, Bicubic };
+enum class GridPadding { Zeros, Border, Reflection };
+const char* grid_mode_name(GridMode m);
+const char* grid_padding_name(GridPadding p);
+struct GridSampleParams {
+  GridMode mode = GridMode::Bilinear;
+  GridPadding padding = GridPadding::Zeros;
+  bool align_corners = false;
+  int nd = 2;                                  // spatial dims: 2 (4-D input) or 3 (5-D input)
+  int64_t N = 0, C = 0, D = 1, H = 0, W = 0;   // input (D = 1 for a 4-D input)
+  int64_t Do = 1, Ho = 0, Wo = 0;              // grid's sample lattice (Do = 1 for 4-D)
+  Shape output_shape() const { return nd == 2 ? Shape{N, C, Ho, Wo} : Shape{N, C, Do, Ho, Wo}; }
+};
+
 enum class InterpMode { Nearest, NearestExact, Linear, Bilinear, Bicubic, Trilinear, Area };
 const char* interp_mode_name(InterpMode m);
 
@@ -99,5 +123,7 @@ DeformRoiPoolParams parse_deform_roi_pool(const Case& c);
 InterpParams parse_interpolate(const Case& c);
 PsRoiParams parse_ps_roi_align(const Case& c);
 PsRoiParams parse_ps_roi_pool(const Case& c);
+GridSampleParams parse_grid_sample(const Case& c);
+MsDeformAttnParams parse_ms_deform_attn(const Case& c);
 
 }  // namespace oplab

@@ -218,6 +218,8 @@ class Runner {
                    {"size", size},
                    {"op", op},
                    {"backend", b.name()},
+                   {"backend_origin", b.origin()},  // what ran: "exec: COMMAND", "plugin: PATH", "" built in
+                   {"dtype", dtype_name(b.dtype(op))},
                    {"against", plan_.against->name()},
                    {"property", p.name},
                    {"property_description", p.description},
@@ -379,12 +381,17 @@ class Runner {
               {"seed", opt_.seed},
               {"shard", opt_.shard.str()},
               {"keep_going", opt_.keep_going},
-              {"fork", opt_.isolation.fork},
+              {"isolation", isolation_mode_name(opt_.isolation.mode)},
               {"timeout_s", opt_.isolation.timeout_s},
               {"shrink_time_s", opt_.shrink_time_s}};
     json roles = json::object();  // so that a report can tell caught seeded bugs from findings
-    for (Backend* b : plan_.subjects) roles[b->name()] = backend_role_name(b->role());
+    json origins = json::object();  // external backends: what ran, so that a replay can say so
+    for (Backend* b : plan_.subjects) {
+      roles[b->name()] = backend_role_name(b->role());
+      if (!b->origin().empty()) origins[b->name()] = b->origin();
+    }
     o["backend_roles"] = roles;
+    o["backend_origins"] = origins;
     o["cases"] = opt_.cases ? json(*opt_.cases) : json(nullptr);
     o["time_s"] = opt_.time_s ? json(*opt_.time_s) : json(nullptr);
     return o;

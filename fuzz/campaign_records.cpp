@@ -47,6 +47,7 @@ json CampaignRecord::to_json() const {
             {"role", role},
             {"property", property},
             {"against", against},
+            {"dtype", dtype},
             {"cases", cases},
             {"verdicts", verdicts},
             {"divergences", divergences},
@@ -54,6 +55,7 @@ json CampaignRecord::to_json() const {
             {"worst_agreeing", worst_agreeing},
             {"seconds", seconds},
             {"cases_per_second", seconds > 0 ? double(cases) / seconds : 0.0}};
+  if (!origin.empty()) j["backend_origin"] = origin;
   if (has_accuracy) j["accuracy"] = accuracy.to_json();
   if (const std::string f = finding(); !f.empty()) j["finding"] = f;
   return j;
@@ -63,6 +65,7 @@ CampaignRecord CampaignRecord::from_json(const json& j) {
   CampaignRecord r;
   r.op = j.at("op"), r.backend = j.at("backend"), r.role = j.at("role"), r.property = j.at("property");
   r.against = j.at("against");
+  r.dtype = j.value("dtype", std::string("float64")), r.origin = j.value("backend_origin", std::string());
   r.cases = j.at("cases"), r.forward_only = j.at("forward_only");
   r.verdicts = j.at("verdicts").get<std::map<std::string, int64_t>>();
   r.divergences = j.at("divergences").get<std::map<std::string, int64_t>>();
@@ -83,6 +86,8 @@ CampaignRecord& CampaignRecords::at(const std::string& op, const Backend& b, con
   CampaignRecord& r = slot(op, b.name(), property);
   if (r.op.empty()) r.op = op, r.backend = b.name(), r.role = backend_role_name(b.role()), r.property = property;
   r.against = against;
+  r.dtype = dtype_name(b.dtype(op));
+  r.origin = b.origin();
   return r;
 }
 
@@ -90,7 +95,9 @@ void CampaignRecords::merge(const json& records) {
   for (const json& j : records) {
     CampaignRecord x = CampaignRecord::from_json(j);
     CampaignRecord& r = slot(x.op, x.backend, x.property);
-    if (r.op.empty()) r.op = x.op, r.backend = x.backend, r.role = x.role, r.property = x.property, r.against = x.against;
+    if (r.op.empty())
+      r.op = x.op, r.backend = x.backend, r.role = x.role, r.property = x.property, r.against = x.against,
+      r.dtype = x.dtype, r.origin = x.origin;
     r.merge(x);
   }
 }
@@ -115,7 +122,8 @@ json CampaignRecords::findings() const {
 void print_records(std::ostream& os, const json& records) {
   auto n = [](const json& r, const char* v) { return r.at("verdicts").value(v, int64_t(0)); };
   const std::ios::fmtflags flags = os.flags();
-  os << std::left << std::setw(16) << "op" << std::setw(31) << "backend" << std::setw(13) << "property" << std::right
+  os << std::left << std::setw(16) << "op" << std::setw(31) << "backend" << std::setw(9) << "dtype" << std::setw(13)
+     << "property" << std::right
      << std::setw(6) << "cases" << std::setw(6) << "agree" << std::setw(8) << "diverge" << std::setw(6) << "flip"
      << std::setw(7) << "unsupp" << std::setw(5) << "skip" << std::setw(9) << "DISAGREE" << std::setw(6) << "ERROR"
      << std::setw(10) << "worst" << std::setw(9) << "cases/s" << '\n';
@@ -126,13 +134,14 @@ void print_records(std::ostream& os, const json& records) {
       ++not_applicable;
       continue;
     }
-    os << std::left << std::setw(16) << r.value("op", "") << std::setw(31) << r.value("backend", "") << std::setw(13)
-       << r.value("property", "") << std::right << std::setw(6) << r.value("cases", int64_t(0)) << std::setw(6)
+    os << std::left << std::setw(16) << r.value("op", "") << std::setw(31) << r.value("backend", "") << std::setw(9)
+       << r.value("dtype", "float64") << std::setw(13) << r.value("property", "") << std::right << std::setw(6) << r.value("cases", int64_t(0)) << std::setw(6)
        << n(r, "agree") << std::setw(8) << n(r, "named-divergence") << std::setw(6) << n(r, "boundary-flip")
        << std::setw(7) << n(r, "unsupported") << std::setw(5) << n(r, "skipped") << std::setw(9) << n(r, "DISAGREE")
        << std::setw(6) << n(r, "ERROR") << std::setw(10) << std::setprecision(2) << r.value("worst_agreeing", 0.0)
        << std::setw(9) << std::fixed << std::setprecision(0) << r.value("cases_per_second", 0.0) << '\n';
     os.flags(flags);
+    if (r.contains("backend_origin")) os << "    " << r["backend_origin"].get<std::string>() << '\n';
     if (const int64_t f = r.value("forward_only", int64_t(0)))
       os << "    forward only (no backward kernel): " << f << '\n';
     for (const auto& [name, k] : r.at("divergences").items()) os << "    divergence " << name << ": " << k << '\n';

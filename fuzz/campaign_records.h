@@ -3,7 +3,8 @@
 // (compare/verdict.h). `oplab fuzz` and `oplab campaign` write the same records in their
 // summary.json, `oplab merge` adds the shards' records up, and the report reads them.
 //
-//   {"op", "backend", "role", "property", "against",
+//   {"op", "backend", "role", "property", "against", "dtype" (the backend's for the op),
+//    "backend_origin" (external backends only: "exec: COMMAND" or "plugin: PATH"),
 //    "cases"            cases judged,
 //    "verdicts"         {"agree": n, "named-divergence": n, "boundary-flip": n, ...},
 //    "divergences"      {name: cases} of the named-divergence verdicts,
@@ -29,6 +30,8 @@ namespace oplab::fuzz {
 
 struct CampaignRecord {
   std::string op, backend, role, property, against;
+  std::string dtype = "float64";  // the type the backend computes the op in (Backend::dtype)
+  std::string origin;             // an external backend's "exec: COMMAND" / "plugin: PATH"
   int64_t cases = 0, forward_only = 0;
   std::map<std::string, int64_t> verdicts, divergences;
   double worst_agreeing = 0, seconds = 0;

@@ -4,6 +4,7 @@
 // with the oracle's one-line error.
 #include <functional>
 
+#include "core/op_desc.h"
 #include "core/params.h"
 #include "fuzz/gen_values.h"
 #include "fuzz/generators.h"
@@ -18,17 +19,20 @@ Shape with_last(Shape s, int64_t delta) {
   return s;
 }
 
+// The op's first input (its feature map: "input", or ms_deform_attn's "value").
+std::string first_input(const Case& c) { return op_desc(c.op).inputs.front().name; }
+
 // Mutations every op can suffer.
 std::vector<Mutation> common_mutations() {
   return {
       [](Case& c) { c.params["bogus"] = 1; },                          // unknown parameter
       [](Case& c) { c.inputs["bogus"] = Tensor({1}, 0.5); },           // unknown input
-      [](Case& c) { c.inputs.erase("input"); },                        // missing input
+      [](Case& c) { c.inputs.erase(first_input(c)); },                 // missing input
       [](Case& c) {                                                    // wrong rank: spatial dims flattened
-        const Shape s = c.in("input").shape;
+        const Shape s = c.in(first_input(c)).shape;
         int64_t rest = 1;
         for (size_t i = 2; i < s.size(); ++i) rest *= s[i];
-        c.inputs["input"] = Tensor({s[0], s[1] * rest}, 0.5);
+        c.inputs[first_input(c)] = Tensor({s[0], s[1] * rest}, 0.5);
       },
       [](Case& c) {                                                    // grad_output of the wrong shape
         if (c.grad_output) c.grad_output = Tensor(with_last(c.grad_output->shape, 1), 0.25);

@@ -83,9 +83,24 @@ std::string how_it_died(int status) {
   return os.str();
 }
 
+const char* isolation_mode_name(IsolationMode m) {
+  switch (m) {
+    case IsolationMode::None: return "none";
+    case IsolationMode::Worker: return "worker";
+    case IsolationMode::PerCase: return "fork";
+  }
+  return "?";
+}
+
+std::optional<IsolationMode> isolation_mode_from_name(const std::string& name) {
+  for (IsolationMode m : {IsolationMode::None, IsolationMode::Worker, IsolationMode::PerCase})
+    if (name == isolation_mode_name(m)) return m;
+  return std::nullopt;
+}
+
 Result isolated_evaluate(Backend& b, const Case& c, const Isolation& iso) {
-  if (!iso.fork || b.out_of_process()) return evaluate(b, c);
-  if (b.slow_start()) return worker_evaluate(b, c, iso.timeout_s);
+  if (iso.mode == IsolationMode::None || b.out_of_process()) return evaluate(b, c);
+  if (iso.mode == IsolationMode::Worker || b.slow_start()) return worker_evaluate(b, c, iso.timeout_s);
   return wire::decode(run_forked([&] { return evaluate_to_bytes(b, c); }, iso.timeout_s, b.name() + ": " + c.op));
 }
 

@@ -36,6 +36,9 @@ struct OpFuzz {
   // Inputs in which the op is positively homogeneous of degree one (f(x) = J x at fixed other
   // inputs), so that <f(x), y> = <x, J^T y> holds: the adjoint property checks each.
   std::vector<std::string> adjoint_inputs;
+  // Inputs the linearity property varies when linear_in_input holds, each alone (the others
+  // fixed); empty means {"input"}, the feature map of the ops that have one.
+  std::vector<std::string> linear_inputs = {};
 };
 using OpFuzzRegistrar = OpTraits<OpFuzz>::Registrar;
 inline const OpFuzz& op_fuzz(const std::string& op) { return OpTraits<OpFuzz>::of(op); }

@@ -6,7 +6,9 @@
 // its forward (forward_only); one without the forward is unsupported.
 #include "core/metrics.h"
 #include "compare/accuracy_stats.h"
+#include "compare/dtype_case.h"
 #include "compare/float_compare.h"
+#include "compare/float_divergence.h"
 #include "fuzz/properties.h"
 #include "compare/tolerance.h"
 
@@ -40,8 +42,14 @@ void add_metrics(CheckResult& r, const Result& want, const Result& got) {
 // statistics travel with the verdict (it may be judged in a forked child).
 CheckResult float_check(CheckContext& ctx, const Case& c, Backend& oracle, Backend& f) {
   return ctx.judged_apart(
-      [&] {
-        const FloatOutcome o = compare_float_backend(oracle, f, c);
+      [&](const compare::Evaluate& eval) {
+        const FloatOutcome o = compare_float_backend(oracle, f, c, compare::kDefaultBoundMultiple, eval);
+        // A float peer's named divergences (opencv, onnxruntime), proven on their equivalent case.
+        // A flip a divergence explains exactly (the peer's own index rule) is that divergence.
+        if (o.verdict == Verdict::Disagree || o.verdict == Verdict::BoundaryFlip || (o.verdict == Verdict::Error && !o.crashed))
+          if (auto name = compare::float_divergence(oracle, f, c, o.verdict == Verdict::Error, compare::kDefaultBoundMultiple,
+                                                    o.verdict == Verdict::BoundaryFlip))
+            return CheckResult::explained(Verdict::NamedDivergence, *name);
         compare::AccuracyStats one;
         one.add(c, o);
         CheckResult r;
@@ -51,12 +59,17 @@ CheckResult float_check(CheckContext& ctx, const Case& c, Backend& oracle, Backe
           case Verdict::Unsupported: return CheckResult::unsupported(o.detail);
           case Verdict::Skipped: return CheckResult::skip(o.detail);  // a vacuous bound: no evidence
           case Verdict::Disagree: {
-            r = CheckResult::fail(o.detail + " (" + f.name() + " vs " + oracle.name() + ", float32 bound)");
+            r = CheckResult::fail(o.detail + " (" + f.name() + " vs " + oracle.name() + ", " + dtype_name(f.dtype(c.op)) +
+                                  " bound)");
             r.metrics["outputs.output"] = {{"max_abs", o.output_metrics.max_abs}, {"max_rel", o.output_metrics.max_rel},
                                            {"max_ulp", o.output_metrics.max_ulp}, {"worst_bound_ratio", o.worst_ratio}};
             break;
           }
-          default: return CheckResult::error(o.detail);
+          default: {
+            CheckResult e = CheckResult::error(o.detail);
+            e.crashed = o.crashed;
+            return e;
+          }
         }
         r.worst = o.worst_ratio;
         if (one.cases()) r.accuracy = one.to_json();
@@ -100,8 +113,10 @@ CheckResult double_check(CheckContext& ctx, const Case& c, Backend& subject, Bac
 CheckResult judge(CheckContext& ctx, const Case& c) {
   Backend& subject = ctx.subject();
   Backend& against = ctx.against();
-  if (subject.is_float32() || against.is_float32())
-    return subject.is_float32() ? float_check(ctx, c, against, subject) : float_check(ctx, c, subject, against);
+  // The backend's dtype for this op decides the rule (SPEC §10): anything but float64 is held
+  // to the per-element bound with its unit roundoff, on the case rounded to its dtype.
+  const bool sf = compare::judged_by_bound(subject, c.op), af = compare::judged_by_bound(against, c.op);
+  if (sf || af) return sf ? float_check(ctx, c, against, subject) : float_check(ctx, c, subject, against);
   return double_check(ctx, c, subject, against);
 }
 
@@ -109,8 +124,18 @@ CheckResult check(CheckContext& ctx) {
   Backend& subject = ctx.subject();
   Backend& against = ctx.against();
   if (&subject == &against) return CheckResult::skip("the subject is its own oracle");
-  if (subject.is_float32() && against.is_float32()) return CheckResult::skip("two float32 backends: no double oracle");
   const Case& c = ctx.the_case();
+  if (compare::judged_by_bound(subject, c.op) && compare::judged_by_bound(against, c.op))
+    return CheckResult::skip("two float backends: no double oracle");
+  if (c.grad_output && (!subject.computes_grads(c.op) || !against.computes_grads(c.op))) {
+    // A backend that declares no backward for this op is sent the case without grad_output
+    // and judged on its forward alone.
+    Case forward = c;
+    forward.grad_output.reset();
+    CheckResult f = judge(ctx, forward);
+    f.forward_only = true;
+    return f;
+  }
   CheckResult r = judge(ctx, c);
   if (r.verdict != Verdict::Unsupported || !c.grad_output) return r;
   // A backend without this backward is still held to its forward.

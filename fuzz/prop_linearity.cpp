@@ -1,6 +1,7 @@
 // linearity: for the ops that are linear in the feature input (their fuzz traits say so:
 // deform_conv2d for fixed offsets, weights and mask; roi_align avg; deform_roi_pool for a
-// fixed offset; interpolate; the position-sensitive ops),
+// fixed offset; interpolate; the position-sensitive ops; ms_deform_attn in value and, apart,
+// in attention_weights),
 // f(a x1 + b x2) = a f(x1) + b f(x2), and grad_input, which depends on grad_output alone,
 // is linear in it. For the max ops (roi_pool, roi_align max), which are not linear in the
 // input, every gradient is still linear in grad_output at a fixed input, and the forward does
@@ -32,23 +33,28 @@ CheckResult check(CheckContext& ctx) {
   const Tensor y2 = other_tensor(y1.shape, 2);
   if (op_fuzz(c.op).linear_in_input(c)) {
     const double a = 1.5, s = c.has("bias") ? -0.5 : -0.75;
-    const Tensor& x1 = c.in("input");
-    const Tensor x2 = other_tensor(x1.shape, 1);
-    Case c2 = c, c3 = c;
-    c2.inputs["input"] = x2;
-    c2.grad_output = y2;
-    c3.inputs["input"] = axpby(a, x1, s, x2);
-    c3.grad_output = axpby(a, y1, s, y2);
-    const auto r2 = ctx.try_eval(b, c2, &verdict);
-    if (!r2) return verdict;
-    const auto r3 = ctx.try_eval(b, c3, &verdict);
-    if (!r3) return verdict;
-    ctx.expect_combination("outputs.output (input a*x1 + b*x2)", a, base->outputs.at("output"), s,
-                           r2->outputs.at("output"), r3->outputs.at("output"), tol, &verdict);
-    for (const char* g : {"input", "bias"})
-      if (base->grads.count(g) && r2->grads.count(g) && r3->grads.count(g))
-        ctx.expect_combination(std::string("grads.") + g + " (grad_output a*y1 + b*y2)", a, base->grads.at(g), s,
-                               r2->grads.at(g), r3->grads.at(g), tol, &verdict);
+    std::vector<std::string> linear = op_fuzz(c.op).linear_inputs;
+    if (linear.empty()) linear = {"input"};
+    // Each linear input alone, the others fixed (ms_deform_attn: value, attention_weights).
+    for (const std::string& in : linear) {
+      const Tensor& x1 = c.in(in);
+      const Tensor x2 = other_tensor(x1.shape, 1);
+      Case c2 = c, c3 = c;
+      c2.inputs[in] = x2;
+      c2.grad_output = y2;
+      c3.inputs[in] = axpby(a, x1, s, x2);
+      c3.grad_output = axpby(a, y1, s, y2);
+      const auto r2 = ctx.try_eval(b, c2, &verdict);
+      if (!r2) return verdict;
+      const auto r3 = ctx.try_eval(b, c3, &verdict);
+      if (!r3) return verdict;
+      ctx.expect_combination("outputs.output (" + in + " a*x1 + b*x2)", a, base->outputs.at("output"), s,
+                             r2->outputs.at("output"), r3->outputs.at("output"), tol, &verdict);
+      for (const std::string& g : {in, std::string("bias")})
+        if (base->grads.count(g) && r2->grads.count(g) && r3->grads.count(g))
+          ctx.expect_combination("grads." + g + " (grad_output a*y1 + b*y2)", a, base->grads.at(g), s,
+                                 r2->grads.at(g), r3->grads.at(g), tol, &verdict);
+    }
     return verdict;
   }
 

@@ -126,18 +126,19 @@ bool CheckContext::expect_combination(const std::string& what, double a, const T
   return true;
 }
 
-CheckResult CheckContext::judged_apart(const std::function<CheckResult()>& judge,
+CheckResult CheckContext::judged_apart(const std::function<CheckResult(const Evaluate&)>& judge,
                                        const std::vector<const Backend*>& involved) {
-  bool can_fork = iso_.fork;
-  for (const Backend* b : involved) can_fork &= !b->out_of_process();
-  if (!can_fork) return judge();
+  bool fork_judge = iso_.mode == IsolationMode::PerCase;
+  for (const Backend* b : involved) fork_judge &= !b->out_of_process();
+  if (!fork_judge) return judge(evaluator());
+  const Evaluate direct = [](Backend& b, const Case& c) { return evaluate(b, c); };
   try {
     // A whole comparison evaluates several times (nudged cases): three evaluations' time.
     const std::string bytes = run_forked(
         [&] {
           CheckResult r;
           try {
-            r = judge();
+            r = judge(direct);
           } catch (const std::exception& e) {
             r = CheckResult::error(e.what());
           }

@@ -111,9 +111,12 @@ class CheckContext {
   bool crashed() const { return crashed_; }  // some evaluation of this context crashed or hung
 
   // Runs a whole judgement that evaluates backends itself (the float32 comparison of
-  // compare/float_compare.h) in a forked child when every backend it involves is in-process, so
-  // that a crash or a hang there is a failure of this check, not the end of the campaign.
-  CheckResult judged_apart(const std::function<CheckResult()>& judge, const std::vector<const Backend*>& involved);
+  // compare/float_compare.h) so that a crash or a hang there is a failure of this check, not
+  // the end of the campaign. Under IsolationMode::PerCase, with every backend it involves
+  // in-process, the judgement runs in a forked child and `judge` is handed core's evaluate;
+  // otherwise it runs here and is handed the isolating evaluator (each backend in its worker).
+  CheckResult judged_apart(const std::function<CheckResult(const Evaluate&)>& judge,
+                           const std::vector<const Backend*>& involved);
 
  private:
   struct Kept {

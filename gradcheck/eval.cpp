@@ -64,7 +64,9 @@ bool all_finite(const Case& c) {
   return !c.grad_output || all_finite(*c.grad_output);
 }
 
-Precision precision_of(const Backend& b) { return b.is_float32() ? Precision::F32 : Precision::F64; }
+Precision precision_of(const Backend& b, const std::string& op) {
+  return b.dtype(op) == DType::Float64 ? Precision::F64 : Precision::F32;
+}
 
 const char* precision_name(Precision p) { return p == Precision::F32 ? "float32" : "float64"; }
 

@@ -23,9 +23,10 @@ bool all_finite(const Tensor& t);
 // Every input and the grad_output finite: finite differences need it.
 bool all_finite(const Case& c);
 
-// The precision a backend computes in (Backend::is_float32).
+// The precision a backend computes `op` in (Backend::dtype): F32 stands for every dtype held
+// to the per-element bound (float32, float16, bfloat16; compare/dtype_case.h).
 enum class Precision { F64, F32 };
-Precision precision_of(const Backend& b);
+Precision precision_of(const Backend& b, const std::string& op);
 const char* precision_name(Precision p);
 
 // A float32 backend's disagreement with the reference on this case is a boundary flip: a

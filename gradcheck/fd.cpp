@@ -57,7 +57,10 @@ void judge_difference(double diff, double scale, double noise, double rtol, doub
 
 double base_step(const Case& c, const std::string& input) {
   const double scale = std::max(1.0, max_abs(c.in(input)));
-  return op_kinks(c.op).affine(c, input) ? scale : 0x1.0p-8 * scale;
+  if (op_kinks(c.op).affine(c, input)) return scale;
+  // A cubic piece: the central difference is off by h^2/6 of the third derivative, ~1e-10 of
+  // the slope at 2^-16, and its rounding (16 eps / h) stays near 1e-10 in double.
+  return (piece_degree(c, input) <= 2 ? 0x1.0p-8 : 0x1.0p-16) * scale;
 }
 
 bool usable(const KinkReach& r, double h0) { return !r.on_kink() && r.clearance() / 2 >= h0 * kMinStepRatio; }

@@ -3,7 +3,8 @@
 //
 // Along a line x + t*u every op here is a polynomial of degree <= 2 in t between kinks (the
 // bilinear blend is bilinear in the two coordinates, and each coordinate moves linearly), so a
-// central difference that stays inside one piece is exact up to rounding. The step is
+// central difference that stays inside one piece is exact up to rounding. Cubic pieces
+// (grid_sample's bicubic, OpKinks::piece_degree) take a step 2^8 times smaller. The step is
 // therefore chosen large (base_step) and only limited by the kinks: h = min(h0, clearance / 2). When the point sits on a kink, or so close
 // that h would drop below h0 / 1024, the point is moved (the whole input by a small random
 // jitter for a projection, the element alone for a Jacobian column) and the move is counted;

@@ -79,6 +79,11 @@ const OpKinks& op_kinks(const std::string& op) { return OpTraits<OpKinks>::of(op
 
 bool has_kink_finder(const std::string& op) { return OpTraits<OpKinks>::has(op); }
 
+int piece_degree(const Case& c, const std::string& input) {
+  const OpKinks& k = op_kinks(c.op);
+  return k.piece_degree ? k.piece_degree(c, input) : 2;
+}
+
 KinkReach reach_along(const Case& c, const std::string& input, const Tensor& u) {
   KinkReach r;
   op_kinks(c.op).sources(c, input, [&](const KinkSource& s) {

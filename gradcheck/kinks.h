@@ -67,7 +67,14 @@ struct OpKinks {
   std::function<bool(const Case&, const std::string& input)> affine;
   // Calls visit once per kink source of `input` (none for an affine input).
   std::function<void(const Case&, const std::string& input, const KinkVisitor& visit)> sources;
+  // Optional: the degree of the forward's pieces in one element of `input` (2 when absent:
+  // every bilinear op). Central differences of a piece of degree <= 2 are exact, so the step
+  // can be large (base_step); a cubic piece (grid_sample's bicubic) gets a smaller step.
+  std::function<int(const Case&, const std::string& input)> piece_degree;
 };
+
+// The degree of `op`'s pieces in one element of `input` on case c (OpKinks::piece_degree).
+int piece_degree(const Case& c, const std::string& input);
 
 // Each op registers its finder next to its own kink code (gradcheck/kinks_<op>.cpp).
 using OpKinksRegistrar = OpTraits<OpKinks>::Registrar;

@@ -127,6 +127,13 @@ std::vector<CheckRecord> check_cases(Backend& backend, Backend& ref, const std::
     ctx.seed = opt.seed;
     ctx.case_index = first_index + int64_t(k);
     Result got;
+    if (!backend.computes_grads(c.op)) {  // an external backend that declares no backward here
+      CheckRecord r = ctx.record(c, "*", "support");
+      r.verdict = Verdict::Unsupported;
+      r.detail = backend.name() + " declares no backward for " + c.op + " (grads: false)";
+      out.push_back(r);
+      continue;
+    }
     try {
       got = evaluate(backend, c);
     } catch (const Unsupported& e) {
@@ -148,7 +155,7 @@ std::vector<CheckRecord> check_cases(Backend& backend, Backend& ref, const std::
       out.push_back(r);
       continue;
     }
-    ctx.precision = precision_of(backend);
+    ctx.precision = precision_of(backend, c.op);
     ctx.fd_forward = ctx.precision == Precision::F64 ? &backend : &ref;
     const size_t first = out.size();
 

@@ -47,7 +47,7 @@ CheckRecord float32_record(const CheckContext& ctx, const Case& c) {
   const compare::FloatOutcome o = compare::compare_float_backend(*ctx.ref, *ctx.backend, c);
   rec.error = o.worst_ratio;
   rec.detail = o.detail;
-  rec.extra = {{"precision", "float32"}, {"policy", "SPEC 9 per-element bound (compare/float_compare.h)"},
+  rec.extra = {{"precision", dtype_name(ctx.backend->dtype(c.op))}, {"policy", "SPEC 9 per-element bound (compare/float_compare.h)"},
                {"flip_rule", compare::flip_rule_name(o.rule)}};
   // boundary-flip means a flip the backend's own rounding can take (compare/flip_rule.h):
   // for the Halide kernels' precision, the float32-rounded case or a max tie, never a nudge.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "reference/ms_deform_attn_points.h"
 #include "reference/roi_geometry.h"
 
 namespace oplab {
@@ -241,6 +242,38 @@ std::optional<Case> ps_roi_pool_backward_clamp_equivalent(const Case& c) {
   return e;
 }
 
+// The pure-PyTorch ms_deform_attn (peer/msda_pytorch.py) hands grid_sample the grid
+// g = 2 * loc - 1, which grid_sample maps back to pixels as (g + 1) * (size / 2) - 0.5; the
+// spec forms loc * size - 0.5. The two agree unless 2 * loc - 1 rounds (loc below 1/4 or above
+// 1, mostly), when the peer's pixel coordinate is off by an ulp: nothing in a value, but a
+// location on a pixel centre or a cut-off then lands on the other side of it, and the
+// location's gradient takes the other one-sided derivative. The equivalent case gives the
+// reference loc' = ((2 * loc - 1) + 1) / 2 (halving is exact), whose loc' * size is the
+// peer's (g + 1) * (size / 2) exactly.
+// Only a case with a moved point near an integer coordinate (within 1e-4 of a floor switch or a
+// cut-off) is affected: there the ulp may cross it, or change a corner weight of 1e-9 by a
+// relative 1e-7; elsewhere it moves a weight by less than 1e-12 of itself, inside the
+// tolerance, and the algebraic properties, which skip the cases a divergence touches, keep them.
+std::optional<Case> msda_grid_equivalent(const Case& c) {
+  if (c.op != "ms_deform_attn") return std::nullopt;
+  const MsDeformAttnParams p = parse_ms_deform_attn(c);
+  const Tensor& loc = c.in("sampling_locations");
+  Tensor peer_loc = loc;
+  for (double& v : peer_loc.data)
+    if (std::isfinite(v)) v = ((2.0 * v - 1.0) + 1.0) / 2.0;
+  auto near_integer = [](double v) { return std::fabs(v - std::round(v)) < 1e-4; };
+  bool affected = false;
+  ref::for_each_msda_point(p, loc, [&](const ref::MsdaPoint& s) {
+    const bool moved = loc.data[size_t(s.loc)] != peer_loc.data[size_t(s.loc)] ||
+                       loc.data[size_t(s.loc + 1)] != peer_loc.data[size_t(s.loc + 1)];
+    affected |= moved && (near_integer(s.x) || near_integer(s.y));
+  });
+  if (!affected) return std::nullopt;
+  Case e = c;
+  e.inputs.at("sampling_locations") = peer_loc;
+  return e;
+}
+
 }  // namespace
 
 const std::vector<Divergence>& torchvision_divergences() {
@@ -274,6 +307,15 @@ const std::vector<Divergence>& torchvision_divergences() {
        "torchvision ps_roi_pool backward clamps bins into [0, H] x [0, W], its forward into [0, H-1] x [0, W-1]: the "
        "gradient is not the transpose of the forward (the last row and column get gradient, with the wider bin's area)",
        ps_roi_pool_backward_clamp_equivalent, nullptr},
+      {"msda-grid-normalisation",
+       "the pure-PyTorch ms_deform_attn samples at grid_sample's (2*loc - 1 + 1) * size/2 - 0.5, the spec at "
+       "loc * size - 0.5: an ulp apart where 2*loc - 1 rounds, which moves a location on a pixel centre or a cut-off "
+       "to its other side (the location gradient's other one-sided derivative)",
+       msda_grid_equivalent, nullptr},
+      {"grid_sample-3d-nearest-round-half-away",
+       "PyTorch CPU grid_sample on a 5-D input rounds nearest's coordinate half away from zero (2.5 reads pixel 3); "
+       "SPEC and its 4-D kernel round half to even (2.5 reads pixel 2)",
+       grid_sample_3d_nearest_equivalent, nullptr},
   };
   return list;
 }

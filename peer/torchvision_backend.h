@@ -1,9 +1,10 @@
 #pragma once
 // The `torchvision` peer backend: evaluates cases with Debian's torch / torchvision in float64
 // on the CPU, through one long-lived Python child process (peer/torchvision_bridge.py) that
-// answers one JSON line per case. The interpreter and the script default to the values the
-// build chose (OPLAB_PYTHON, OPLAB_PEER_SCRIPT) and can be overridden by the environment
-// variables of the same names at run time.
+// answers one JSON line per case over the line protocol of external backends
+// (docs/protocol.md, external/protocol_client.h). The interpreter is the one the build chose
+// (OPLAB_PYTHON), which the environment variable of the same name overrides at run time; the
+// script is found beside the program (an install) or in the source tree.
 #include <memory>
 #include <optional>
 

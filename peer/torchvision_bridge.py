@@ -1,10 +1,13 @@
 """Peer bridge: evaluates oplab cases with torch / torchvision, one JSON line in, one out.
 
 Started once by the C++ backend (peer/torchvision_backend.cpp) as `python3 -u <this file>`
-and kept alive; it reads one case per line on stdin (SPEC section 1) and answers one line:
+and kept alive. It speaks the line protocol of external backends (docs/protocol.md, protocol 1):
+the hello {"oplab": .., "protocol": 1} answers the protocol's hello, naming its ops and the
+versions of torch, torchvision and Python (or {"error": .., "kind": "unavailable"} when torch
+cannot be imported); then it reads one case per line on stdin (SPEC section 1) and answers:
   {"outputs": {"output": T}, "grads": {name: T, ...}}          on success
   {"error": "<one line>", "kind": "unsupported" | "failed"}    otherwise
-A line {"hello": true} answers {"torch": .., "torchvision": .., "python": ..}.
+with a gradient for each input the case's "meta": {"grads": [...]} names.
 A line {"bench": {...}} times one op in float32 (see bench()) and answers {"median_ms": ..}.
 
 Kept deliberately thin: the peer is the oracle, so this file only translates JSON to the
@@ -26,6 +29,8 @@ try:
     import torchvision
     import torchvision.ops
 
+    import msda_pytorch  # beside this file: Deformable DETR's pure-PyTorch ms_deform_attn
+
     IMPORT_ERROR = None
 except Exception as e:  # noqa: BLE001 - any import failure makes the peer unavailable
     IMPORT_ERROR = "%s: %s" % (type(e).__name__, e)
@@ -40,8 +45,9 @@ NONFINITE_IN = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 # The ops this bridge maps onto torchvision / PyTorch calls (call_op). Which inputs get a
 # gradient is the harness's knowledge (its op descriptions): each request names them in
-# "grads".
-SUPPORTED = ("deform_conv2d", "roi_pool", "roi_align", "ps_roi_align", "ps_roi_pool", "interpolate")
+# "meta": {"grads": [...]}.
+SUPPORTED = ("deform_conv2d", "roi_pool", "roi_align", "ps_roi_align", "ps_roi_pool", "interpolate",
+             "ms_deform_attn", "grid_sample")
 
 
 class Unsupported(Exception):
@@ -109,7 +115,8 @@ def evaluate(case):
 
     want_grad = case.get("grad_output") is not None
     x = {name: tensor_from_json(t, "inputs." + name) for name, t in case["inputs"].items()}
-    diff = [n for n in case.get("grads", []) if n in x] if want_grad else []
+    wanted = (case.get("meta") or {}).get("grads", [])
+    diff = [n for n in wanted if n in x] if want_grad else []
     for n in diff:
         x[n].requires_grad_(True)
     out = call_op(op, p, x)
@@ -148,6 +155,13 @@ def call_op(op, p, x):
     elif op == "ps_roi_pool":
         out = torchvision.ops.ps_roi_pool(
             x["input"], x["rois"], int_or_pair(p["output_size"]), float(p.get("spatial_scale", 1.0)))
+    elif op == "ms_deform_attn":
+        out = msda_pytorch.ms_deform_attn(
+            x["value"], x["spatial_shapes"], x["sampling_locations"], x["attention_weights"])
+    elif op == "grid_sample":
+        out = F.grid_sample(
+            x["input"], x["grid"], mode=p.get("mode", "bilinear"),
+            padding_mode=p.get("padding_mode", "zeros"), align_corners=bool(p.get("align_corners", False)))
     else:  # interpolate
         size = p.get("size")
         out = F.interpolate(
@@ -218,11 +232,14 @@ def answer(line):
         request = json.loads(line)
     except ValueError as e:
         return {"error": one_line("ValueError: request is not JSON: %s" % e), "kind": "failed"}
-    if isinstance(request, dict) and request.get("hello"):
+    if isinstance(request, dict) and "protocol" in request and "op" not in request:
         if IMPORT_ERROR is not None:
             return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
-        return {"torch": torch.__version__, "torchvision": torchvision.__version__,
-                "python": platform.python_version()}
+        return {"protocol": 1, "name": "torchvision", "dtype": DTYPE,
+                "description": "torch / torchvision in float64 on the CPU, one thread",
+                "ops": {op: {} for op in SUPPORTED},
+                "versions": {"torch": torch.__version__, "torchvision": torchvision.__version__,
+                             "python": platform.python_version()}}
     if IMPORT_ERROR is not None:
         return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
     try:

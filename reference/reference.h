@@ -53,6 +53,16 @@ Tensor ps_roi_pool_forward(const PsRoiParams& p, const Tensor& input, const Tens
 Tensor ps_roi_pool_backward(const PsRoiParams& p, const Tensor& input, const Tensor& rois,
                             const Tensor& grad_output);  // grad of input
 
+// ---- ms_deform_attn (SPEC §13) ----
+Tensor ms_deform_attn_forward(const MsDeformAttnParams& p, const Tensor& value, const Tensor& sampling_locations,
+                              const Tensor& attention_weights);
+struct MsDeformAttnGrads {
+  Tensor value, sampling_locations, attention_weights;
+};
+MsDeformAttnGrads ms_deform_attn_backward(const MsDeformAttnParams& p, const Tensor& value,
+                                          const Tensor& sampling_locations, const Tensor& attention_weights,
+                                          const Tensor& grad_output);
+
 // ---- interpolate (SPEC §6) ----
 Tensor interpolate_forward(const InterpParams& p, const Tensor& input);
 Tensor interpolate_backward(const InterpParams& p, const Tensor& input, const Tensor& grad_output);

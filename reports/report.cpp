@@ -125,6 +125,7 @@ json build(const Options& opt) {
     report["found_inputs"].push_back(fs::relative(campaign_dir / "summary.json", from).string());
     const std::optional<json> c = as_it_stands(campaign_dir, *loaded);
     json s = accuracy_section(*c, pages.string());
+    divergences_section(*c, pages.string());
     report["accuracy"] = (*c)["records"];
     for (const json& r : (*c)["records"]) ops.insert(r["op"]), backends.insert(r["backend"]);
     backends.insert("ref");
@@ -134,6 +135,7 @@ json build(const Options& opt) {
     inputs["campaign cases per op"] = opts.value("cases", json(0));
     inputs["campaign status"] = c->value("status", json("?"));
     order.push_back("accuracy");
+    order.push_back("divergences");
   } else {
     report["missing_inputs"].push_back("campaign/summary.json");
     missing_section("accuracy", "Accuracy per op and backend", "oplab campaign", pages.string());

@@ -43,7 +43,7 @@ json accuracy_section(const json& campaign, const std::string& pages) {
       by_role.add(role_of(campaign, r, r["backend"]), r["backend"], 1);
     }
     const json a = fl ? r["accuracy"] : json::object();
-    rows.push_back({r["op"], r["backend"], std::to_string(r.value("cases", 0)), std::to_string(verdict(r, "agree")),
+    rows.push_back({r["op"], r["backend"], r.value("dtype", std::string("float64")), std::to_string(r.value("cases", 0)), std::to_string(verdict(r, "agree")),
                     std::to_string(named), std::to_string(flipped) + (r.contains("finding") ? " (over budget)" : ""),
                     std::to_string(verdict(r, "unsupported")),
                     std::to_string(verdict(r, "DISAGREE") + verdict(r, "ERROR")),
@@ -64,7 +64,7 @@ json accuracy_section(const json& campaign, const std::string& pages) {
             "absolute error elsewhere. Boundary flips are cases where float32 legitimately took a discrete decision the "
             "other way (proven by re-running the reference on the case as the backend rounds it); they are counted "
             "against a budget per op, never passed, and over budget they are a finding.");
-  page.table({"op", "backend", "cases", "agree", "named div.", "fp32 flips", "unsupp.", "fail", "worst", "diff1", "diff2",
+  page.table({"op", "backend", "dtype", "cases", "agree", "named div.", "fp32 flips", "unsupp.", "fail", "worst", "diff1", "diff2",
               "diff3", "max ULP", "cases/s"},
              rows);
 

@@ -12,6 +12,8 @@ namespace oplab::report {
 using json = nlohmann::json;
 
 json accuracy_section(const json& campaign, const std::string& pages);
+// The divergence atlas of the same campaign: named divergences per op x backend (peers, variants).
+json divergences_section(const json& campaign, const std::string& pages);
 json performance_section(const json& bench, const std::string& pages);
 json gradcheck_section(const json& gradcheck, const std::string& pages);
 json fuzz_section(const json& fuzz_summaries, const std::string& pages);

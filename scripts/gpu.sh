@@ -28,6 +28,8 @@ pack() {
   rm -rf .gpu && mkdir -p .gpu/lib
   cp build-gpu/cli/oplab .gpu/
   for t in "${TESTS[@]}"; do cp "build-gpu/tests/$t" .gpu/; done
+  # The peer's bridge beside the programs, where they look for it (peer/torchvision_backend.cpp).
+  cp peer/*.py .gpu/
   # Shared libraries a bare machine may lack (the report's Markdown renderer).
   ldd build-gpu/cli/oplab | awk '/libcmark/ {print $3}' | xargs -r -I{} cp {} .gpu/lib/
   du -sh .gpu
@@ -45,7 +47,6 @@ run() {
     done
   fi
   export OPLAB_PYTHON="${OPLAB_PYTHON:-python3}"
-  export OPLAB_PEER_SCRIPT="$PWD/peer/torchvision_bridge.py"
   local status=0
   step() { echo; echo "== $*"; "$@" || status=1; }
   (nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true) | tee "$out/gpu.txt"

@@ -15,7 +15,7 @@ fi
 
 PACKAGES=(cmake ninja-build g++ git libgtest-dev librapidcheck-dev nlohmann-json3-dev libcli11-dev
           libhalide14-0-dev libcmark-gfm-dev libcmark-gfm-extensions-dev python3-jsonschema
-          python3-torchvision gnuplot-nox pocl-opencl-icd)
+          python3-torchvision python3-numpy python3-pytest gnuplot-nox pocl-opencl-icd libopencv-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -27,6 +27,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The onnxruntime peer's Node packages (peer/onnxruntime/package-lock.json). --ignore-scripts:
+# onnxruntime-node's install script fetches GPU binaries; the CPU binary ships in the package.
+# Without node or npm the peer says it cannot run here.
+if [ ! -d peer/onnxruntime/node_modules/onnxruntime-node ]; then
+  if command -v npm >/dev/null; then
+    (cd peer/onnxruntime && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) ||
+      echo "npm ci failed: the onnxruntime peer will not run here"
+  else
+    echo "no npm: the onnxruntime peer will not run here (apt-get install nodejs npm, then rerun)"
+  fi
 fi
 
 cmake -S . -B "$build_dir" -G Ninja "${configure[@]}" >/dev/null

@@ -76,6 +76,19 @@ class Undeclared : public Backend {
 
 int64_t flips_of(const compare::FloatOutcome& o, compare::FlipKind k) { return o.flips[size_t(k)]; }
 
+// A kernel that decides as the reference does has the op's budget (none for interpolate,
+// whose Halide kernels never flip); one that rounds its coordinates its own way gets at least
+// 2% of cases.
+TEST(FlipRule, ABackendOfItsOwnRoundingHasASmallBudgetWhereTheOpHasNone) {
+  Float32Fake declared([](Case c) { return c; });
+  Undeclared undeclared(declared);
+  EXPECT_EQ(compare::flip_budget("interpolate", declared), 0.0);
+  EXPECT_EQ(compare::flip_budget("interpolate", undeclared), 0.02);
+  const double roi_align = compare::op_compare("roi_align").flip_budget;
+  EXPECT_EQ(compare::flip_budget("roi_align", declared), roi_align);
+  EXPECT_EQ(compare::flip_budget("roi_align", undeclared), std::max(roi_align, 0.02));
+}
+
 // ---------------------------------------------------------------- the rule on hand cases
 
 // roi_align over a 1x1x4x4 ramp, one bin, fixed grid 2: aligned=false, y1 = -1.5, y2 = 0.5

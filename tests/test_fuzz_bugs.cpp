@@ -26,6 +26,7 @@ struct SeededBug {
   std::string backend;
   std::string op;             // where the bug lives
   int64_t catch_within_cases;  // stated: cases the campaign starts until the failing one, included
+  size_t max_feature_elements = 2;  // of the minimal case's feature map (input, or value)
 };
 
 void PrintTo(const SeededBug& b, std::ostream* os) { *os << b.backend << " on " << b.op; }
@@ -57,7 +58,10 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
   // pixels (gen_values.cpp, gen_roi.cpp: one pick per tensor and per box, any box droppable).
   const json& inputs = f.minimal_case.at("inputs");
   if (inputs.contains("rois")) EXPECT_EQ(inputs["rois"]["shape"][0], 1) << f.minimal_case.dump();
-  EXPECT_LE(inputs["input"]["data"].size(), 2u) << f.minimal_case.dump();
+  // ms_deform_attn's feature map is `value`; a bug of a batch step needs three images of it.
+  const char* fmap = inputs.contains("input") ? "input" : "value";
+  ASSERT_TRUE(inputs.contains(fmap)) << f.minimal_case.dump();
+  EXPECT_LE(inputs[fmap]["data"].size(), bug.max_feature_elements) << f.minimal_case.dump();
 
   // The saved record replays: still failing on the variant, passing on the reference.
   fuzz::ReplayOptions ro;
@@ -68,23 +72,37 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
   fs::remove_all(out);
 }
 
-// The campaign takes the ops round robin (seven ops), so a bug of one op is met later as ops
-// are added: interpolate's size-1 bug is its 63rd case, the 439th case of the campaign.
+// The campaign takes the ops round robin (nine ops), so a bug of one op is met later as ops
+// are added: interpolate's size-1 bug is its 63rd case, the 563rd case of the campaign.
 // Nearest's float32 index is drawn on purpose (fuzz/ops/interpolate_nearest.h): its bug falls
-// at the 23rd interpolate case (159th) and shrinks to nearest 2 -> 82. The two float32 bugs are
+// at the 23rd interpolate case (203rd) and shrinks to nearest 2 -> 82. The two float32 bugs are
 // caught by the flip rule (compare/flip_rule.h): half-to-even rounding at the 3rd roi_pool case
-// (16th); the far-edge cut-off needs a sample exactly on y == H, met at the 50th roi_align case
-// (346th). The counts are those observed with seed 1; a generator that finds a bug later than
+// (20th); the far-edge cut-off needs a sample exactly on y == H, met at the 50th roi_align case
+// (444th). grid_sample's three bugs: the grid gradient without the unnormalise factor at its
+// 2nd case (17th); nearest rounding half away from zero at its 7th (62nd), the first with a
+// coordinate on a half-pixel tie; bicubic padding the coordinate at its 21st (188th), the first
+// bicubic case with border or reflection padding whose taps leave the image (its minimal case
+// keeps the two-pixel axes that padding needs, fuzz/ops/grid_sample.cpp). ms_deform_attn's three bugs (measured with nine ops): the gradient without W_l and
+// the swapped x/y at its first case (9th), the batch step at its second (18th), which has the
+// odd batch of three the bug needs (and shrinks to it: three images of one value); the other two
+// shrink to two images of a 1x2 level (the failing image is the second, and shrinking the batch
+// drops it), four values. The counts are those observed with seed 1; a generator that finds a bug later than
 // stated fails here, one that finds it sooner passes.
 INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
-                         ::testing::Values(SeededBug{"bug-roialign-count0-nan", "roi_align", 115},
+                         ::testing::Values(SeededBug{"bug-roialign-count0-nan", "roi_align", 147},
                                            SeededBug{"bug-roialign-aligned-clamp-bwd", "roi_align", 3},
                                            SeededBug{"bug-bilinear-neg-band", "roi_align", 3},
-                                           SeededBug{"bug-interp-size1-scale0", "interpolate", 439},
-                                           SeededBug{"bug-drp-swapped-offsets", "deform_roi_pool", 53},
-                                           SeededBug{"bug-interp-nearest-double", "interpolate", 159},
-                                           SeededBug{"bug-roialign-end-cutoff", "roi_align", 346},
-                                           SeededBug{"bug-roipool-half-even", "roi_pool", 16}),
+                                           SeededBug{"bug-interp-size1-scale0", "interpolate", 563},
+                                           SeededBug{"bug-drp-swapped-offsets", "deform_roi_pool", 67},
+                                           SeededBug{"bug-interp-nearest-double", "interpolate", 203},
+                                           SeededBug{"bug-roialign-end-cutoff", "roi_align", 444},
+                                           SeededBug{"bug-roipool-half-even", "roi_pool", 20},
+                                           SeededBug{"bug-msda-im2col-step", "ms_deform_attn", 18, 3},
+                                           SeededBug{"bug-msda-gradloc-noscale", "ms_deform_attn", 9, 4},
+                                           SeededBug{"bug-msda-swapped-xy", "ms_deform_attn", 9, 4},
+                                           SeededBug{"bug-grid-grad-no-unnormalise", "grid_sample", 17, 1},
+                                           SeededBug{"bug-grid-bicubic-pad-coordinate", "grid_sample", 188, 4},
+                                           SeededBug{"bug-grid-nearest-half-away", "grid_sample", 62}),
                          [](const auto& info) {
                            std::string s = info.param.backend;
                            std::replace(s.begin(), s.end(), '-', '_');

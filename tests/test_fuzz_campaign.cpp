@@ -147,7 +147,7 @@ TEST(FuzzCampaign, ACrashInProcessLeavesACampaignThatReadsKilled) {
     fuzz::CampaignOptions o = options("interpolate", "fragile", out);
     o.properties = {"differential"};
     o.cases = 50;
-    o.isolation.fork = false;
+    o.isolation.mode = fuzz::IsolationMode::None;
     std::ostringstream progress;
     fuzz::run_campaign(o, reg, progress);
     _exit(0);  // not reached: Fragile segfaults on the first 2-D case

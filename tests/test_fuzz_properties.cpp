@@ -13,6 +13,7 @@
 
 #include "core/case_io.h"
 #include "core/op_desc.h"
+#include "fuzz/op_fuzz.h"
 #include "fuzz/generators.h"
 #include "fuzz/isolate.h"
 #include "fuzz/properties.h"
@@ -56,7 +57,7 @@ int failures(const std::string& property, Backend& subject, const std::string& o
   const fuzz::Property* p = fuzz::find_property(property);
   EXPECT_NE(p, nullptr) << property;
   auto ref = make_ref_backend();
-  const fuzz::Isolation in_process{false, 10};
+  const fuzz::Isolation in_process{fuzz::IsolationMode::None, 10};
   int count = 0;
   for (int i = 0; i < n; ++i) {
     const uint64_t seed = fuzz::case_seed(7, op, uint64_t(i));
@@ -91,9 +92,11 @@ TEST(FuzzProperties, DifferentialCatchesAnOutputOffBy1e9) {
 TEST(FuzzProperties, AdjointCatchesABackwardThatIsNotTheTranspose) {
   // grad_input off by 1e-9 relative: far below what a test on values would notice, far above
   // the 1e-12 the identity allows.
-  Defective b("not-transpose", [](const Case&, Result& r) {
-    if (r.grads.count("input"))
-      for (double& v : r.grads["input"].data) v *= 1 + 1e-9;
+  // The gradient of the op's first adjoint input (its feature map: input, or ms_deform_attn's value).
+  Defective b("not-transpose", [](const Case& c, Result& r) {
+    const std::string in = fuzz::op_fuzz(c.op).adjoint_inputs.front();
+    if (r.grads.count(in))
+      for (double& v : r.grads[in].data) v *= 1 + 1e-9;
   });
   for (const auto& op : op_names()) EXPECT_GT(failures("adjoint", b, op, 40), 0) << op;
 }
@@ -248,8 +251,15 @@ Case small_case() {
   return fuzz::draw_case(fuzz::gen_case("interpolate"), seed, 0);
 }
 
-TEST(FuzzIsolation, ACrashOrHangIsAnErrorNotTheEnd) {
-  const fuzz::Isolation iso{true, 0.5};
+class FuzzIsolationModes : public ::testing::TestWithParam<fuzz::IsolationMode> {};
+INSTANTIATE_TEST_SUITE_P(WorkerAndFork, FuzzIsolationModes,
+                         ::testing::Values(fuzz::IsolationMode::Worker, fuzz::IsolationMode::PerCase),
+                         [](const auto& info) { return std::string(fuzz::isolation_mode_name(info.param)); });
+
+TEST_P(FuzzIsolationModes, ACrashOrHangIsAnErrorNotTheEnd) {
+  // Only the hang needs a short timeout; a crash or an exit must be told apart from a hang
+  // even where forking is slow (under ASan a fork of this process can take most of a second).
+  const fuzz::Isolation iso{GetParam(), 10}, hang_iso{GetParam(), 0.5};
   Dying segv(Dying::Segfault), hang(Dying::Hang), quit(Dying::Exit);
   try {
     fuzz::isolated_evaluate(segv, small_case(), iso);
@@ -258,7 +268,7 @@ TEST(FuzzIsolation, ACrashOrHangIsAnErrorNotTheEnd) {
     EXPECT_NE(std::string(e.what()).find("signal 11"), std::string::npos) << e.what();
   }
   try {
-    fuzz::isolated_evaluate(hang, small_case(), iso);
+    fuzz::isolated_evaluate(hang, small_case(), hang_iso);
     FAIL() << "no hang reported";
   } catch (const fuzz::KernelCrash& e) {
     EXPECT_NE(std::string(e.what()).find("hung"), std::string::npos) << e.what();
@@ -271,8 +281,8 @@ TEST(FuzzIsolation, ACrashOrHangIsAnErrorNotTheEnd) {
   }
 }
 
-TEST(FuzzIsolation, ResultsAndErrorsComeBackUnchanged) {
-  const fuzz::Isolation iso{true, 10};
+TEST_P(FuzzIsolationModes, ResultsAndErrorsComeBackUnchanged) {
+  const fuzz::Isolation iso{GetParam(), 10};
   Dying big(Dying::Big), thrower(Dying::Throw);
   const Result r = fuzz::isolated_evaluate(big, small_case(), iso);  // 2.4 MB through the pipe
   const Result direct = evaluate(big, small_case());
@@ -318,7 +328,7 @@ double pid_of(const Result& r) { return r.outputs.at("output").data[0]; }
 
 TEST(FuzzIsolation, SlowStartBackendsKeepOneWorkerAndReplaceItWhenItDies) {
   ASSERT_FALSE(small_case().in("input").data.empty());
-  const fuzz::Isolation iso{true, 1.0};
+  const fuzz::Isolation iso{fuzz::IsolationMode::PerCase, 1.0};
   SlowStarter b;
   const double first = pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), iso));
   EXPECT_NE(first, double(getpid())) << "evaluated in the campaign's own process";
@@ -344,6 +354,26 @@ TEST(FuzzIsolation, SlowStartBackendsKeepOneWorkerAndReplaceItWhenItDies) {
   Case bad = small_case();
   bad.params["mode"] = "cubic";
   EXPECT_THROW(fuzz::isolated_evaluate(b, bad, iso), InvalidCase);
+}
+
+// Any in-process backend, not only a slow-start one: the default keeps one worker per backend
+// (fast), `fork` gives every evaluation a fresh process (nothing shared between cases).
+class QuickStarter : public SlowStarter {
+ public:
+  bool slow_start() const override { return false; }
+};
+
+TEST(FuzzIsolation, TheWorkerModeKeepsOneProcessPerBackendTheForkModeOnePerCase) {
+  QuickStarter b;
+  const fuzz::Isolation worker{fuzz::IsolationMode::Worker, 5.0}, per_case{fuzz::IsolationMode::PerCase, 5.0};
+  const double w1 = pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), worker));
+  EXPECT_NE(w1, double(getpid()));
+  EXPECT_EQ(pid_of(fuzz::isolated_evaluate(b, with_first_value(0.25), worker)), w1);
+  const double f1 = pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), per_case));
+  const double f2 = pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), per_case));
+  EXPECT_NE(f1, w1);
+  EXPECT_NE(f2, f1) << "a fork per case was reused";
+  EXPECT_NE(f1, double(getpid()));
 }
 
 }  // namespace

@@ -74,6 +74,14 @@ const std::map<std::string, std::vector<std::string>> kStated = {
     {"ps_roi_pool",
      {"N=0", "K=0", "H=0 or W=0", "several bins reading the image", "round tie (x*s = n + 0.5)", "reversed box",
       "more bins than pixels (overlapping bins)"}},
+    {"grid_sample",
+     {"bilinear 2-D", "nearest 2-D", "bicubic 2-D", "bilinear 3-D", "padding zeros", "padding border",
+      "padding reflection", "align_corners=true", "align_corners=false", "coordinate on a pixel centre",
+      "coordinate on a half-pixel edge", "grid value outside [-1, 1]", "axis of one pixel"}},
+    {"ms_deform_attn",
+     {"N=0", "1 level", "4 levels", "level of size 1", "sample on a pixel centre (floor switch)",
+      "sample exactly on a cut-off (-1 or size)", "sample partly outside its level", "sample outside its level",
+      "location exactly 0 or 1"}},
 };
 
 // The position-sensitive ops' drawn boxes mostly read no pixel (a zero gradient), so covering
@@ -102,7 +110,7 @@ TEST_P(GradcheckCases, CoverTheStatedFeatures) {
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GradcheckCases, ::testing::Values("deform_conv2d", "roi_pool", "roi_align",
                                                                     "deform_roi_pool", "interpolate", "ps_roi_align",
-                                                                    "ps_roi_pool"));
+                                                                    "ps_roi_pool", "grid_sample", "ms_deform_attn"));
 
 TEST(GradcheckCases, EveryOpIsStated) {
   for (const auto& d : all_ops()) EXPECT_TRUE(kStated.count(d.name)) << d.name;

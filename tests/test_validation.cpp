@@ -67,7 +67,7 @@ void expect_valid(const Case& c, const Shape& out) {
 TEST(Validation, UnknownOpAndParameterAndInput) {
   Case c = dcn();
   c.op = "deform_conv3d";
-  expect_invalid(c, "deform_conv3d: unknown op (known: deform_conv2d, roi_pool, roi_align, deform_roi_pool, interpolate, ps_roi_align, ps_roi_pool)");
+  expect_invalid(c, "deform_conv3d: unknown op (known: deform_conv2d, roi_pool, roi_align, deform_roi_pool, interpolate, ps_roi_align, ps_roi_pool, grid_sample, ms_deform_attn)");
   c = dcn();
   c.params["strides"] = 1;
   expect_invalid(c, "deform_conv2d: unknown parameter \"strides\"");

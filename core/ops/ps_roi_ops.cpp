@@ -56,10 +56,10 @@ PsRoiParams parse_ps_roi_pool(const Case& c) {
 
 namespace {
 const OpRegistrar kPsRoiAlign{"ps_roi_align",
-                              {"ps_roi_align", 50, {{"input", true, true}, {"rois", true, false, true}},
+                              {"ps_roi_align", 50, {{"input", true, true}, {"rois", true, false, true, 0}},
                                typed_parser(parse_ps_roi_align)}};
 const OpRegistrar kPsRoiPool{"ps_roi_pool",
-                             {"ps_roi_pool", 60, {{"input", true, true}, {"rois", true, false, true}},
+                             {"ps_roi_pool", 60, {{"input", true, true}, {"rois", true, false, true, 0}},
                               typed_parser(parse_ps_roi_pool)}};
 }  // namespace
 

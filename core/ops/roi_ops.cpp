@@ -79,15 +79,15 @@ DeformRoiPoolParams parse_deform_roi_pool(const Case& c) {
 
 namespace {
 const OpRegistrar kRoiPool{"roi_pool",
-                           {"roi_pool", 10, {{"input", true, true}, {"rois", true, false, true}},
+                           {"roi_pool", 10, {{"input", true, true}, {"rois", true, false, true, 0}},
                             typed_parser(parse_roi_pool)}};
 const OpRegistrar kRoiAlign{
     "roi_align",
-    {"roi_align", 20, {{"input", true, true}, {"rois", true, false, true}},
+    {"roi_align", 20, {{"input", true, true}, {"rois", true, false, true, 0}},
      typed_parser(parse_roi_align)}};
 const OpRegistrar kDeformRoiPool{
     "deform_roi_pool",
-    {"deform_roi_pool", 30, {{"input", true, true}, {"rois", true, false, true}, {"offset", false, true, true}},
+    {"deform_roi_pool", 30, {{"input", true, true}, {"rois", true, false, true, 0}, {"offset", false, true, true}},
      typed_parser(parse_deform_roi_pool)}};
 }  // namespace
 

@@ -1,0 +1,22 @@
+#pragma once
+// Named divergences of a backend judged by the per-element bound (a float32 peer: opencv,
+// onnxruntime's float32 ops). As in the double comparison (compare/differential.h), a
+// disagreement is a named divergence only when the reference, run on the divergence's
+// equivalent case, reproduces the backend's answer, here within the same per-element bound
+// (boundary flips allowed as they are on the original case); a backend that raises on a case
+// one of its divergences says it raises on is that divergence too.
+#include <optional>
+#include <string>
+
+#include "core/backend.h"
+
+namespace oplab::compare {
+
+// The names ("a+b", as divergence_equivalent joins them) that explain the backend's
+// disagreement on `c`, or nullopt. `raised`: the backend threw on `c` (not Unsupported, not a
+// crash) rather than answering. `flipped`: the case passed only as a boundary flip; a divergence
+// then explains it only if the reference on its equivalent case agrees without any flip.
+std::optional<std::string> float_divergence(Backend& ref, Backend& backend, const Case& c, bool raised,
+                                            double multiple, bool flipped = false);
+
+}  // namespace oplab::compare

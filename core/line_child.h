@@ -1,0 +1,74 @@
+#pragma once
+// A long-lived child process spoken to one line at a time over its stdin and stdout: the one
+// pipe layer of the backends that live in a process of their own (the line protocol of
+// docs/protocol.md, the torchvision bridge). It starts the child, sends a line, waits for the
+// answer line with a timeout, and says how the child ended when it dies; it never lets a
+// dead or stuck child take the caller down (SIGPIPE is ignored, a hang is killed).
+#include <sys/types.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace oplab {
+
+// What went wrong with the child, in one line. kind tells the caller whether the child is
+// gone (Died, Hung: it was killed) or never started (CannotStart).
+struct ChildError : std::runtime_error {
+  enum Kind { CannotStart, Died, Hung };
+  ChildError(Kind k, const std::string& what) : std::runtime_error(what), kind(k) {}
+  Kind kind;
+};
+
+// How a wait status reads: "exited with status 3", "killed by signal 11, Segmentation fault".
+std::string describe_wait_status(int status);
+
+// A write to a pipe whose reader has died raises SIGPIPE, which by default ends the whole
+// harness; it is ignored process-wide, once, unless someone installed a handler, so the write
+// fails with EPIPE instead and the caller reports the dead child.
+void ignore_sigpipe_once();
+
+struct LineChildOptions {
+  std::vector<std::string> argv;  // argv[0] is run as given (execv), e.g. {"/bin/sh", "-c", CMD}
+  std::string cwd;                // empty: the caller's working directory
+  std::string stderr_path;        // empty: the caller's stderr; else appended to this file
+  bool own_process_group = false; // true: Ctrl-C at the terminal does not reach the child
+};
+
+class LineChild {
+ public:
+  explicit LineChild(LineChildOptions o) : o_(std::move(o)) {}
+  ~LineChild() { stop(); }
+  LineChild(const LineChild&) = delete;
+  LineChild& operator=(const LineChild&) = delete;
+
+  bool running() const { return pid_ > 0; }
+  const LineChildOptions& options() const { return o_; }
+
+  // Starts the child if it is not running; ChildError(CannotStart) with one line when it cannot.
+  void start();
+  // Sends `line` (a newline is added) and returns the next line the child writes (without its
+  // newline), waiting at most timeout_s seconds (<= 0: no limit). On EOF or EPIPE the child is
+  // reaped and ChildError(Died) says how it ended; past the timeout it is killed and
+  // ChildError(Hung) is thrown. Starts the child first when needed.
+  std::string request(const std::string& line, double timeout_s);
+  // Closes the child's stdin (a well-behaved child then ends), waits up to `grace_s`, then kills.
+  void stop(double grace_s = 5.0);
+  // Kills at once: for a stream that can no longer be trusted (a line that is not the answer).
+  void kill_now();
+
+ private:
+  [[noreturn]] void died(const std::string& what);
+  bool write_all(const char* p, size_t n);
+  // 1: a line; 0: EOF; -1: timed out.
+  int read_line(std::string& line, double timeout_s);
+
+  LineChildOptions o_;
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  int last_status_ = 0;
+  std::string buf_;
+  size_t scanned_ = 0;
+};
+
+}  // namespace oplab

@@ -1,0 +1,233 @@
+// The C ABI route (include/oplab/plugin.h, docs/plugin.md): a shared library loaded with
+// dlopen whose one entry point describes its ops; each case is converted to the op's declared
+// dtype, evaluated into buffers this side allocated, and read back as doubles.
+#include "external/plugin_backend.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+
+#include "external/dtype_convert.h"
+#include "oplab/plugin.h"
+
+namespace oplab {
+namespace {
+
+// Bytes after every result buffer that the plugin must leave as they are: a write past the
+// end of a buffer lands there and fails the case instead of going unnoticed.
+constexpr size_t kGuardBytes = 64;
+constexpr unsigned char kGuardByte = 0xa5;
+constexpr size_t kMessageBytes = 512;
+
+std::optional<DType> dtype_of_code(int32_t code) {
+  switch (code) {
+    case OPLAB_DTYPE_FLOAT64: return DType::Float64;
+    case OPLAB_DTYPE_FLOAT32: return DType::Float32;
+    case OPLAB_DTYPE_FLOAT16: return DType::Float16;
+    case OPLAB_DTYPE_BFLOAT16: return DType::BFloat16;
+  }
+  return std::nullopt;
+}
+
+int32_t code_of_dtype(DType t) {
+  switch (t) {
+    case DType::Float64: return OPLAB_DTYPE_FLOAT64;
+    case DType::Float32: return OPLAB_DTYPE_FLOAT32;
+    case DType::Float16: return OPLAB_DTYPE_FLOAT16;
+    case DType::BFloat16: return OPLAB_DTYPE_BFLOAT16;
+  }
+  return 0;
+}
+
+bool valid_backend_name(const char* s) {
+  if (!s || !*s) return false;
+  for (const char* p = s; *p; ++p)
+    if (!(std::isalnum(static_cast<unsigned char>(*p)) || *p == '-' || *p == '_' || *p == '.')) return false;
+  return std::strlen(s) <= 64;
+}
+
+// A message from the plugin's buffer: up to the first NUL, newline or the buffer's end.
+std::string one_line(const char* buf, size_t size) {
+  std::string s(buf, strnlen(buf, size));
+  const size_t nl = s.find_first_of("\r\n");
+  if (nl != std::string::npos) s.resize(nl);
+  return s.empty() ? "(no message)" : s;
+}
+
+// One tensor as the plugin sees it, with storage this side owns.
+struct Buffer {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::Float64;
+  std::vector<unsigned char> bytes;  // numel * size, then the guard zone
+
+  Buffer(std::string n, Shape s, DType t) : name(std::move(n)), shape(std::move(s)), dtype(t) {
+    bytes.assign(size_t(shape_numel(shape)) * dtype_size(t) + kGuardBytes, 0);
+    std::memset(bytes.data() + payload(), kGuardByte, kGuardBytes);
+  }
+  size_t payload() const { return bytes.size() - kGuardBytes; }
+  bool guard_intact() const {
+    for (size_t i = payload(); i < bytes.size(); ++i)
+      if (bytes[i] != kGuardByte) return false;
+    return true;
+  }
+  oplab_tensor_v1 view() {
+    return {name.c_str(), code_of_dtype(dtype), int32_t(shape.size()), shape.data(), shape_numel(shape), bytes.data()};
+  }
+  Tensor read() const {
+    Tensor t(shape);
+    decode_dtype(bytes.data(), t.numel(), dtype, t.data.data());
+    return t;
+  }
+};
+
+Buffer from_tensor(const std::string& name, const Tensor& t, DType dtype) {
+  Buffer b(name, t.shape, dtype);
+  encode_dtype(t.data.data(), t.numel(), dtype, b.bytes.data());
+  return b;
+}
+
+struct OpDecl {
+  DType dtype;
+  bool grads;
+};
+
+class PluginBackend : public Backend {
+ public:
+  PluginBackend(std::string path, const oplab_plugin_v1* api, std::map<std::string, OpDecl> ops)
+      : path_(std::move(path)), api_(api), ops_(std::move(ops)) {}
+
+  std::string name() const override { return api_->name; }
+  std::string description() const override {
+    return std::string(api_->description ? api_->description : "") + " (plugin " + path_ + ")";
+  }
+  std::string origin() const override { return "plugin: " + path_; }
+  std::optional<std::string> unsupported_reason(const Case& c) const override {
+    auto it = ops_.find(c.op);
+    if (it == ops_.end()) return name() + " (plugin) does not declare op " + c.op;
+    if (c.grad_output && !it->second.grads) return name() + " (plugin) computes no backward of " + c.op;
+    return std::nullopt;
+  }
+  bool is_float32() const override {
+    for (const auto& [op, d] : ops_)
+      if (d.dtype == DType::Float64) return false;
+    return true;
+  }
+  DType dtype(const std::string& op) const override {
+    auto it = ops_.find(op);
+    return it == ops_.end() ? DType::Float64 : it->second.dtype;
+  }
+  bool computes_grads(const std::string& op) const override {
+    auto it = ops_.find(op);
+    return it != ops_.end() && it->second.grads;
+  }
+
+  Result run(const Case& c, const ValidParams& vp) override {
+    const DType t = ops_.at(c.op).dtype;
+    // Inputs in the op's declared order; gradients for the differentiable ones supplied.
+    std::vector<Buffer> inputs, outputs, grads;
+    for (const auto& spec : op_desc(c.op).inputs)
+      if (const Tensor* in = c.opt(spec.name)) inputs.push_back(from_tensor(spec.name, *in, t));
+    outputs.emplace_back("output", vp.output_shape, t);
+    std::optional<Buffer> gout;
+    if (c.grad_output) {
+      gout = from_tensor("grad_output", *c.grad_output, t);
+      for (const std::string& n : grad_inputs(c)) grads.emplace_back(n, c.in(n).shape, t);
+    }
+    auto views = [](std::vector<Buffer>& v) {
+      std::vector<oplab_tensor_v1> out;
+      for (Buffer& b : v) out.push_back(b.view());
+      return out;
+    };
+    std::vector<oplab_tensor_v1> in_v = views(inputs), out_v = views(outputs), grad_v = views(grads);
+    oplab_tensor_v1 gout_v{};
+    if (gout) gout_v = gout->view();
+    const std::string params = c.params.dump();
+    oplab_call_v1 call{c.op.c_str(), params.c_str(), code_of_dtype(t),
+                       int32_t(in_v.size()), in_v.data(), gout ? &gout_v : nullptr,
+                       int32_t(out_v.size()), out_v.data(), int32_t(grad_v.size()), grad_v.data()};
+    char message[kMessageBytes] = {0};
+    const int32_t code = api_->evaluate(&call, message, sizeof message);
+    switch (code) {
+      case OPLAB_OK: break;
+      case OPLAB_UNSUPPORTED: throw Unsupported("unsupported by the plugin: " + one_line(message, sizeof message));
+      case OPLAB_INVALID:
+        throw std::runtime_error("plugin rejected a valid case: " + one_line(message, sizeof message));
+      case OPLAB_FAILED: throw std::runtime_error("plugin failed: " + one_line(message, sizeof message));
+      default:
+        throw std::runtime_error("plugin evaluate returned " + std::to_string(code) + ", not an OPLAB_* code");
+    }
+    Result r;
+    r.op = c.op;
+    r.backend = name();
+    for (auto* group : {&outputs, &grads})
+      for (const Buffer& b : *group)
+        if (!b.guard_intact()) throw std::runtime_error("plugin wrote past the end of " + b.name);
+    r.outputs["output"] = outputs[0].read();
+    for (const Buffer& b : grads) r.grads[b.name] = b.read();
+    return r;
+  }
+
+ private:
+  std::string path_;
+  const oplab_plugin_v1* api_;  // static data of the library, which stays loaded (never dlclose'd)
+  std::map<std::string, OpDecl> ops_;
+};
+
+// The plugin's declaration, checked field by field; throws BackendUnavailable naming PATH.
+std::map<std::string, OpDecl> checked_ops(const std::string& path, const oplab_plugin_v1* api) {
+  auto bad = [&](const std::string& what) { return BackendUnavailable("plugin " + path + ": " + what); };
+  if (api->abi_version != OPLAB_PLUGIN_ABI_VERSION)
+    throw bad("declares ABI version " + std::to_string(api->abi_version) + ", this oplab reads version " +
+              std::to_string(OPLAB_PLUGIN_ABI_VERSION) + " (rebuild it against this oplab's include/oplab/plugin.h)");
+  if (!valid_backend_name(api->name))
+    throw bad("its name must be 1 to 64 letters, digits, '-', '_' or '.'");
+  if (!api->evaluate) throw bad("its evaluate function is NULL");
+  if (api->n_ops < 1 || !api->ops) throw bad("declares no ops");
+  const std::vector<std::string> known = op_names();
+  std::map<std::string, OpDecl> ops;
+  for (int32_t i = 0; i < api->n_ops; ++i) {
+    const oplab_op_v1& o = api->ops[i];
+    const std::string op = o.name ? o.name : "";
+    if (std::find(known.begin(), known.end(), op) == known.end())
+      throw bad("ops[" + std::to_string(i) + "] names unknown op \"" + op + "\"");
+    const std::optional<DType> t = dtype_of_code(o.dtype);
+    if (!t)
+      throw bad("op " + op + " declares unknown dtype " + std::to_string(o.dtype) +
+                " (OPLAB_DTYPE_FLOAT64/FLOAT32/FLOAT16/BFLOAT16)");
+    if (!ops.emplace(op, OpDecl{*t, o.grads != 0}).second) throw bad("declares op " + op + " twice");
+  }
+  return ops;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> load_plugin_backend(const std::string& path) {
+  // dlopen searches the library path for a bare name; a plugin is named by its file.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  dlerror();
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = dlerror();
+    throw BackendUnavailable("plugin " + path + ": cannot load it as a shared library: " +
+                             one_line(e ? e : "unknown error", 1024));
+  }
+  try {
+    auto entry = reinterpret_cast<oplab_plugin_v1_entry_fn>(dlsym(handle, OPLAB_PLUGIN_ENTRY));
+    if (!entry)
+      throw BackendUnavailable("plugin " + path + ": exports no symbol " + OPLAB_PLUGIN_ENTRY +
+                               " (not an oplab plugin, or built for another ABI version)");
+    const oplab_plugin_v1* api = entry();
+    if (!api) throw BackendUnavailable("plugin " + path + ": " + OPLAB_PLUGIN_ENTRY + " returned NULL");
+    auto ops = checked_ops(path, api);
+    return std::make_unique<PluginBackend>(path, api, std::move(ops));
+  } catch (...) {
+    dlclose(handle);
+    throw;
+  }
+}
+
+}  // namespace oplab

@@ -1,0 +1,96 @@
+#include "external/protocol_client.h"
+
+#include <algorithm>
+
+#include "core/case_io.h"
+
+namespace oplab {
+
+ProtocolClient::ProtocolClient(std::string who, LineChildOptions child, double timeout_s, double hello_timeout_s)
+    : who_(std::move(who)), timeout_s_(timeout_s), hello_timeout_s_(hello_timeout_s), child_(std::move(child)) {}
+
+std::string ProtocolClient::log_note() const {
+  const std::string& log = child_.options().stderr_path;
+  return log.empty() ? "" : "; its stderr: " + log;
+}
+
+void ProtocolClient::say_hello() const {
+  std::string reply;
+  try {
+    reply = child_.request(protocol::hello_line(), timeout_s_ > 0 ? std::max(timeout_s_, hello_timeout_s_) : 0);
+  } catch (const ChildError& e) {
+    throw std::runtime_error(std::string(e.kind == ChildError::Hung ? "hello: " : "") + e.what());
+  }
+  try {
+    hello_ = protocol::parse_hello(reply);
+  } catch (const protocol::HelloRefused& e) {
+    child_.kill_now();
+    refused_ = e.what();
+    throw std::runtime_error(std::string("it cannot run here: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    child_.kill_now();
+    throw std::runtime_error(e.what());
+  }
+}
+
+const std::optional<std::string>& ProtocolClient::unavailable() const {
+  if (checked_) return unavailable_;
+  checked_ = true;
+  try {
+    say_hello();
+  } catch (const std::exception& e) {
+    unavailable_ = std::string(e.what()) + log_note();  // callers put the backend's name first
+  }
+  return unavailable_;
+}
+
+std::optional<protocol::OpDecl> ProtocolClient::decl(const std::string& op) const {
+  if (unavailable() || !hello_) return std::nullopt;
+  auto it = hello_->ops.find(op);
+  if (it == hello_->ops.end()) return std::nullopt;
+  return it->second;
+}
+
+Result ProtocolClient::evaluate(const Case& c, const ValidParams& vp) {
+  if (const auto& why = unavailable()) throw BackendUnavailable(who_ + ": " + *why);
+  const std::string what = who_ + ": " + c.op;
+  const Case& sent = c;
+  const auto d = decl(c.op);
+  // The judging layer sends such a backend its cases without grad_output (compare/dtype_case.h);
+  // anything else asking it for gradients (eval, the algebraic properties) is told it has none.
+  if (d && !d->grads && c.grad_output) throw Unsupported(what + ": declares no backward (\"grads\": false)");
+  if (!child_.running()) {
+    // A process started afresh after a failure says hello again before it gets a case.
+    try {
+      say_hello();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(what + ": the restarted process: " + e.what() + log_note());
+    }
+  }
+  json line = case_to_json(sent);
+  if (sent.grad_output) line["meta"] = {{"grads", grad_inputs(sent)}};
+  std::string reply;
+  try {
+    reply = child_.request(line.dump(), timeout_s_);
+  } catch (const ChildError& e) {
+    if (e.kind == ChildError::Hung) throw KernelCrash(what + ": hung: " + e.what() + log_note());
+    throw KernelCrash(what + ": crashed: " + e.what() + log_note());
+  }
+  try {
+    return protocol::parse_answer(reply, sent, vp.output_shape);
+  } catch (const protocol::ProtocolError& e) {
+    child_.kill_now();  // the stream can no longer be trusted: a new process for the next case
+    throw std::runtime_error(what + ": broke the protocol: " + e.what() + " (process restarted)" + log_note());
+  } catch (const Unsupported& e) {
+    throw Unsupported(what + ": " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(what + ": " + e.what());
+  }
+}
+
+std::string ProtocolClient::raw(const std::string& line, double timeout_s) {
+  if (!child_.running()) say_hello();
+  return child_.request(line, timeout_s);
+}
+
+}  // namespace oplab

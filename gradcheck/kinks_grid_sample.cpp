@@ -1,0 +1,85 @@
+// Kinks of grid_sample (SPEC §12). The output is linear in input: no kinks there. In grid,
+// each value moves its position's unnormalised coordinate c along one axis at the rate of the
+// unnormalise factor ((S - 1)/2 or S/2), and the piece changes where c crosses:
+//   bilinear, zeros:      every integer from -1 (cut-off) to S (cut-off): the floor, the edges;
+//   bilinear, border:     every integer from 0 to S - 1 (the clamp's ends, the floor between);
+//   bilinear, reflection: every integer (the folds of align_corners are integers; those of
+//                         [-0.5, S - 0.5] fall inside the clamp's flat part);
+//   nearest:              every half-integer where the rounding switches pixel (a jump);
+//   bicubic:              every integer from -2 to S + 1 where a tap crosses into or out of
+//                         the image or onto the clamp (zeros, border), every integer under
+//                         reflection.
+// The unbounded cases list the integers next to c only: the nearest kink each way is all a
+// step needs.
+#include <cmath>
+
+#include "core/params.h"
+#include "gradcheck/kinks_ops.h"
+#include "reference/grid_sample_taps.h"
+
+namespace oplab::gradcheck {
+
+namespace {
+
+// The source of one grid value: `value` is c (or c + 0.5 for nearest, whose jumps lie at
+// half-integers of c), `rate` its derivative in the grid value.
+KinkSource axis_source(const GridSampleParams& p, double c, int64_t S, int64_t flat, double rate, int a) {
+  static const char* const kLattice[3] = {"x between pixels", "y between pixels", "z between pixels"};
+  static const char* const kLo[3] = {"x low edge", "y low edge", "z low edge"};
+  static const char* const kHi[3] = {"x high edge", "y high edge", "z high edge"};
+  static const char* const kRound[3] = {"x nearest switch", "y nearest switch", "z nearest switch"};
+  KinkSource s;
+  s.grad = {{flat, rate}};
+  s.value = p.mode == GridMode::Nearest ? c + 0.5 : c;
+  const bool unbounded = p.padding == GridPadding::Reflection;
+  if (unbounded) {
+    s.lo = int64_t(std::floor(s.value)) - 1;
+    s.hi = int64_t(std::floor(s.value)) + 2;
+  } else if (p.mode == GridMode::Nearest) {
+    // zeros: the pixel switches at -0.5 .. S - 0.5; border: at 0.5 .. S - 1.5.
+    s.lo = p.padding == GridPadding::Zeros ? 0 : 1;
+    s.hi = p.padding == GridPadding::Zeros ? S : S - 1;
+  } else if (p.mode == GridMode::Bicubic) {
+    s.lo = -2, s.hi = S + 1;
+  } else {
+    s.lo = p.padding == GridPadding::Zeros ? -1 : 0;
+    s.hi = p.padding == GridPadding::Zeros ? S : S - 1;
+  }
+  s.lattice = p.mode == GridMode::Nearest ? kRound[a] : kLattice[a];
+  if (!unbounded && p.mode != GridMode::Nearest) s.edge_lo = kLo[a], s.edge_hi = kHi[a];
+  return s;
+}
+
+OpKinks grid_sample_kinks() {
+  OpKinks k;
+  k.affine = [](const Case&, const std::string& input) { return input != "grid"; };
+  k.sources = [](const Case& c, const std::string& input, const KinkVisitor& visit) {
+    if (input != "grid") return;
+    const GridSampleParams p = parse_grid_sample(c);
+    const Tensor& g = c.in("grid");
+    const int64_t sizes[3] = {p.W, p.H, p.D};
+    for (int64_t pos = 0; pos < p.N * p.Do * p.Ho * p.Wo; ++pos) {
+      const double* v = g.data.data() + pos * p.nd;
+      bool finite = true;
+      for (int a = 0; a < p.nd; ++a) finite &= std::isfinite(v[a]);
+      if (!finite) continue;  // samples nothing whatever the other values: constant, no kink
+      for (int a = 0; a < p.nd; ++a) {
+        const double c_a = ref::grid_unnormalise(v[a], sizes[a], p.align_corners);
+        if (!(std::fabs(c_a) < 1e15)) continue;  // integers too dense to step between
+        visit(axis_source(p, c_a, sizes[a], pos * p.nd + a, ref::grid_unnormalise_factor(sizes[a], p.align_corners), a));
+      }
+    }
+  };
+  // bicubic is a cubic in each grid value (its weights are cubic in the coordinate); bilinear
+  // is linear in each and nearest constant.
+  k.piece_degree = [](const Case& c, const std::string& input) {
+    return input == "grid" && parse_grid_sample(c).mode == GridMode::Bicubic ? 3 : 2;
+  };
+  return k;
+}
+
+const OpKinksRegistrar kRegistrar{"grid_sample", grid_sample_kinks()};
+
+}  // namespace
+
+}  // namespace oplab::gradcheck

@@ -1,0 +1,122 @@
+// grid_sample on the Halide kernels (generators/grid_sample_generator.cpp), 4-D input only:
+// float32 copies of the tensors viewed with the generator's layouts (input (w, h, c, n), grid
+// (k, x, y, n)), mode, padding and align_corners as kernel parameters, and the calls: the
+// forward, then grad_input and grad_grid when the case has grad_output. Nothing to sample (an
+// empty batch, channel axis or grid) leaves every output and gradient 0 without a call. A 5-D
+// input is declined: no 3-D kernels are built.
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "core/params.h"
+#include "grid_sample_fwd_cpu.h"
+#include "grid_sample_fwd_cuda.h"
+#include "grid_sample_fwd_opencl.h"
+#include "grid_sample_grad_grid_cpu.h"
+#include "grid_sample_grad_grid_cuda.h"
+#include "grid_sample_grad_grid_opencl.h"
+#include "grid_sample_grad_input_cpu.h"
+#include "grid_sample_grad_input_cuda.h"
+#include "grid_sample_grad_input_opencl.h"
+#include "halide/halide_glue.h"
+#include "halide/ops_glue.h"
+
+namespace oplab::halide_glue {
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<float>;
+
+int mode_code(GridMode m) { return m == GridMode::Bilinear ? 0 : m == GridMode::Nearest ? 1 : 2; }
+int padding_code(GridPadding p) { return p == GridPadding::Zeros ? 0 : p == GridPadding::Border ? 1 : 2; }
+
+class GridSampleCall {
+ public:
+  GridSampleCall(const Case& c, const ValidParams& vp, HalideDevice device)
+      : p_(vp.as<GridSampleParams>()), device_(device) {
+    input_ = to_float(c.in("input"));
+    grid_ = to_float(c.in("grid"));
+    out_ = TensorF(p_.output_shape());
+    work_ = p_.N > 0 && p_.C > 0 && p_.Ho > 0 && p_.Wo > 0;
+    input_b_ = view(input_);  // first: view() also installs the error handler
+    grid_b_ = view(grid_);
+    out_b_ = view(out_);
+    if (c.grad_output) {
+      has_grad_ = true;
+      gout_ = to_float(*c.grad_output);
+      g_input_ = TensorF(input_.shape), g_grid_ = TensorF(grid_.shape);
+      gout_b_ = view(gout_);
+      gi_b_ = view(g_input_);
+      gg_b_ = view(g_grid_);
+    }
+  }
+
+  ~GridSampleCall() {
+    for (Buf* b : {&input_b_, &grid_b_, &out_b_, &gout_b_, &gi_b_, &gg_b_}) release(*b);
+  }
+
+  void forward() {
+    if (!work_) return;
+    check(OPLAB_KERNEL(grid_sample_fwd, device_)(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), out_b_), ctx_,
+          "grid_sample forward");
+  }
+
+  void backward() {
+    if (!work_ || !has_grad_) return;
+    check(OPLAB_KERNEL(grid_sample_grad_input, device_)(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_,
+                                                        gi_b_),
+          ctx_, "grid_sample grad_input");
+    check(OPLAB_KERNEL(grid_sample_grad_grid, device_)(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_,
+                                                       gg_b_),
+          ctx_, "grid_sample grad_grid");
+  }
+
+  Result result() {
+    if (work_) {
+      finish(device_, out_b_);
+      if (has_grad_)
+        for (Buf* b : {&gi_b_, &gg_b_}) finish(device_, *b);
+    }
+    Result r;
+    r.outputs["output"] = to_double(out_);
+    if (has_grad_) {
+      r.grads["input"] = to_double(g_input_);
+      r.grads["grid"] = to_double(g_grid_);
+    }
+    return r;
+  }
+
+  void before_timed_backward() {}
+  void sync(bool backward) {
+    if (!on_gpu(device_) || !work_) return;
+    std::initializer_list<Buf*> fwd = {&out_b_};
+    std::initializer_list<Buf*> bwd = {&gi_b_, &gg_b_};
+    for (Buf* b : backward ? bwd : fwd)
+      if (b->raw_buffer()->device && b->device_sync() != 0)
+        throw std::runtime_error(std::string(halide_backend_name(device_)) + ": grid_sample did not finish on the device");
+  }
+
+ private:
+  int mode() const { return mode_code(p_.mode); }
+  int padding() const { return padding_code(p_.padding); }
+  int ac() const { return p_.align_corners ? 1 : 0; }
+
+  GridSampleParams p_;
+  HalideDevice device_;
+  bool work_ = false, has_grad_ = false;
+  CallContext ctx_;
+  TensorF input_, grid_, out_, gout_, g_input_, g_grid_;
+  Buf input_b_, grid_b_, out_b_, gout_b_, gi_b_, gg_b_;
+};
+
+std::optional<std::string> unsupported(const Case& c) {
+  const Tensor* x = c.opt("input");
+  if (x && x->rank() == 5) return std::string("the Halide grid_sample kernels are 4-D only (no 5-D, trilinear kernels built)");
+  return std::nullopt;
+}
+
+const HalideOpRegistrar registrar({"grid_sample", run_call<GridSampleCall>, unsupported, prepare_call<GridSampleCall>});
+
+}  // namespace
+
+}  // namespace oplab::halide_glue

@@ -1,0 +1,31 @@
+#pragma once
+// Building blocks of the peers' interpolate divergences (SPEC §8): cases on which the
+// reference computes what a peer computes when the peer picks other source pixels or other
+// weights than SPEC §6.
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/case.h"
+#include "core/params.h"
+
+namespace oplab {
+
+// The source index SPEC §6 gives nearest (exact = false) or nearest-exact on one axis.
+int64_t spec_nearest_index(const InterpAxis& a, int64_t dst, bool exact);
+
+// A nearest-type peer reading source index src[axis][dst] on each spatial axis of the case:
+// the input gathered at those indices, read back by nearest with out == in (the identity).
+Case gathered_case(const Case& c, const InterpParams& p, const std::vector<std::vector<int64_t>>& src);
+
+// One axis of a separable linear map: for each output index, its (source index, weight) taps.
+using AxisMap = std::vector<std::vector<std::pair<int64_t, double>>>;
+
+// A 2-D peer computing out[y][x] = sum_i sum_j wy_i * wx_j * in[ry_i][cx_j] on every plane:
+// the same sum as a deform_conv2d case (depthwise, weight 1; each kernel tap samples one whole
+// pixel through its offset and carries the weight as its mask; unused taps sample far outside
+// the image, which reads 0). The input is zero-padded at the bottom and right so that a stride-1
+// unpadded convolution has exactly the output size.
+Case separable_map_case(const Case& c, const InterpParams& p, const AxisMap& rows, const AxisMap& cols);
+
+}  // namespace oplab

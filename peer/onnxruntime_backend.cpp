@@ -1,0 +1,173 @@
+#include "peer/onnxruntime_backend.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/case_io.h"
+#include "external/exec_backend.h"
+
+#ifndef OPLAB_ORT_SCRIPT
+#define OPLAB_ORT_SCRIPT "onnxruntime_bridge.js"
+#endif
+
+namespace oplab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_or(const char* var, const std::string& fallback) {
+  const char* v = std::getenv(var);
+  return (v && *v) ? std::string(v) : fallback;
+}
+
+std::string script_path() { return env_or("OPLAB_ORT_SCRIPT", OPLAB_ORT_SCRIPT); }
+
+// The node interpreter: OPLAB_NODE, else the first `node` on PATH; empty when there is none.
+std::string node_path() {
+  if (const char* v = std::getenv("OPLAB_NODE"); v && *v) return access(v, X_OK) == 0 ? std::string(v) : std::string();
+  std::stringstream path(env_or("PATH", "/usr/bin:/bin"));
+  std::string dir;
+  while (std::getline(path, dir, ':')) {
+    const fs::path p = fs::path(dir.empty() ? "." : dir) / "node";
+    if (access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return {};
+}
+
+fs::path modules_dir() { return fs::path(script_path()).parent_path() / "onnxruntime" / "node_modules"; }
+
+// Single-quoted for /bin/sh.
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+class OnnxruntimeBackend : public Backend {
+ public:
+  std::string name() const override { return "onnxruntime"; }
+  std::string description() const override {
+    return "ONNX Runtime " + onnxruntime_version().value_or("(not installed)") +
+           " (onnxruntime-node), CPU execution provider, one thread, one one-node ONNX model per case via a Node bridge; "
+           "float64 for deform_conv2d, roi_align, grid_sample, float32 for interpolate, roi_pool; forward only";
+  }
+  bool out_of_process() const override { return true; }
+  const std::vector<Divergence>& divergences() const override { return onnxruntime_divergences(); }
+
+  std::optional<std::string> unavailable_reason() const override {
+    if (auto why = onnxruntime_missing()) return why;
+    return inner().unavailable_reason();
+  }
+  std::optional<std::string> unsupported_reason(const Case& c) const override {
+    if (onnxruntime_missing()) return std::nullopt;  // evaluate() reports the unavailability first
+    if (c.op == "roi_align" && c.params.value("pool_mode", json("avg")) == "max")
+      // Not SPEC's max (of interpolated values, mmcv's): ONNX's is the max of the weighted
+      // corners of each sample, with out-of-range samples as 0 (docs/divergences.md, a finding).
+      return std::string("ONNX RoiAlign max mode is the max of the weighted corners, not of the interpolated values");
+    if (c.op == "grid_sample")
+      if (const Tensor* g = c.opt("grid"))
+        for (double v : g->data)
+          if (!std::isfinite(v))
+            // Measured: ORT reads an edge pixel where SPEC §12 samples nothing (a finding).
+            return std::string("ONNX Runtime GridSample reads an edge pixel at a non-finite grid value (SPEC: 0)");
+    if (c.op == "roi_align") {
+      // Measured on onnxruntime-node 1.30: RoiAlign with H = 0 or W = 0 and at least one roi
+      // kills the process (SIGSEGV), so it is declined rather than crashed (a finding, SPEC §14).
+      const Tensor* x = c.opt("input");
+      const Tensor* rois = c.opt("rois");
+      if (x && rois && x->rank() == 4 && rois->rank() >= 1 && rois->dim(0) > 0 && (x->dim(2) == 0 || x->dim(3) == 0))
+        return std::string("ONNX Runtime 1.30 RoiAlign crashes (SIGSEGV) on an input with H = 0 or W = 0");
+    }
+    return inner().unsupported_reason(c);
+  }
+  DType dtype(const std::string& op) const override {
+    return onnxruntime_missing() ? DType::Float32 : inner().dtype(op);
+  }
+  bool computes_grads(const std::string&) const override { return false; }
+  Result run(const Case& c, const ValidParams& vp) override {
+    if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
+    Result r = inner().run(c, vp);
+    r.backend = name();
+    return r;
+  }
+
+ private:
+  Backend& inner() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!inner_) {
+      ExecSpec s;
+      s.name = "onnxruntime";
+      s.command = "exec " + quoted(node_path()) + " " + quoted(script_path());
+      std::error_code ec;
+      s.log = (fs::temp_directory_path(ec) / ("oplab-onnxruntime-" + std::to_string(getpid()) + ".stderr.log")).string();
+      s.timeout_s = 60;  // a session per case: building one for a large DeformConv takes a while
+      inner_ = make_exec_backend(s);
+    }
+    return *inner_;
+  }
+
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<Backend> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_onnxruntime_backend() { return std::make_unique<OnnxruntimeBackend>(); }
+
+std::optional<std::string> onnxruntime_missing() {
+  if (node_path().empty()) {
+    if (const char* v = std::getenv("OPLAB_NODE"); v && *v) return "OPLAB_NODE=" + std::string(v) + " is not an executable file";
+    return std::string("no node interpreter on PATH (install nodejs, or set OPLAB_NODE)");
+  }
+  if (access(script_path().c_str(), R_OK) != 0) return "the bridge " + script_path() + " cannot be read (set OPLAB_ORT_SCRIPT)";
+  if (!fs::exists(modules_dir() / "onnxruntime-node" / "package.json"))
+    return "onnxruntime-node is not installed in " + modules_dir().string() + " (run scripts/setup.sh)";
+  return std::nullopt;
+}
+
+std::optional<std::string> onnxruntime_version() {
+  std::ifstream f(modules_dir() / "onnxruntime-node" / "package.json");
+  if (!f) return std::nullopt;
+  const json j = json::parse(f, nullptr, false);
+  if (!j.is_object() || !j.contains("version") || !j["version"].is_string()) return std::nullopt;
+  return j["version"].get<std::string>();
+}
+
+std::vector<double> onnxruntime_bench(const Case& c, int repeats, int threads) {
+  if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
+  // The request goes through a file: one line in, one line out, no pipes to manage.
+  std::error_code ec;
+  const fs::path req = fs::temp_directory_path(ec) / ("oplab-ort-bench-" + std::to_string(getpid()) + ".json");
+  {
+    std::ofstream o(req);
+    o << json{{"case", case_to_json(c)}, {"repeats", repeats}, {"threads", threads}}.dump() << "\n";
+  }
+  const std::string cmd = quoted(node_path()) + " " + quoted(script_path()) + " --bench < " + quoted(req.string()) + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("onnxruntime: cannot start the bench bridge");
+  std::string reply;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) reply.append(buf, n);
+  pclose(p);
+  fs::remove(req, ec);
+  const json j = json::parse(reply, nullptr, false);
+  if (!j.is_object()) throw std::runtime_error("onnxruntime: the bench bridge answered: " + reply.substr(0, 120));
+  if (j.contains("error")) {
+    const std::string e = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
+    if (j.value("kind", "") == "unsupported") throw Unsupported("onnxruntime: " + e);
+    throw std::runtime_error("onnxruntime: " + e);
+  }
+  return j.at("ms").get<std::vector<double>>();
+}
+
+}  // namespace oplab

@@ -1,0 +1,36 @@
+#pragma once
+// The `onnxruntime` peer backend: ONNX Runtime's CPU kernels (onnxruntime-node), driven through
+// the line protocol (external/exec_backend.h) by the Node bridge peer/onnxruntime_bridge.js,
+// which builds one one-node ONNX model per case (SPEC §14). Forward only; double for the ops
+// whose ORT kernels exist in double (RoiAlign, DeformConv, GridSample), float32 for the others
+// (Resize, AveragePool, MaxRoiPool), as the bridge's hello declares. The node interpreter and
+// the script default to `node` on PATH and the build's copy of the bridge, overridable by the
+// environment variables OPLAB_NODE and OPLAB_ORT_SCRIPT; the bridge loads its packages from
+// peer/onnxruntime/node_modules beside it (scripts/setup.sh installs them).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+
+namespace oplab {
+
+std::unique_ptr<Backend> make_onnxruntime_backend();
+
+// The installed onnxruntime-node version ("1.30.0"), or nullopt when it is not installed.
+std::optional<std::string> onnxruntime_version();
+
+// Why the onnxruntime peer cannot run here (no node, no node_modules), in one line; nullopt
+// when it can (as far as can be told without starting it).
+std::optional<std::string> onnxruntime_missing();
+
+// The onnxruntime backend's named divergences (peer/onnxruntime_divergences.cpp).
+const std::vector<Divergence>& onnxruntime_divergences();
+
+// Times one case `repeats` times (after one warm-up, session built once) on `threads` intra-op
+// threads in a bridge process of its own; the milliseconds of each run. Throws
+// BackendUnavailable, Unsupported (the bridge's refusal) or std::runtime_error.
+std::vector<double> onnxruntime_bench(const Case& c, int repeats, int threads);
+
+}  // namespace oplab

@@ -1,0 +1,184 @@
+// The onnxruntime peer's named divergences (SPEC §8, §14): what ONNX Runtime 1.30's CPU kernels,
+// fed the one-node models of peer/onnxruntime_bridge.js, compute differently from SPEC, each with
+// the case on which the reference computes the same.
+#include <cmath>
+
+#include "core/params.h"
+#include "peer/interp_equivalents.h"
+#include "peer/onnxruntime_backend.h"
+
+namespace oplab {
+
+namespace {
+
+// ONNX float attributes are float32: RoiAlign's and MaxRoiPool's spatial_scale arrive rounded,
+// which moves a sample across a cut-off (y = -1, y = H) or a corner across a rounding half.
+std::optional<Case> float_spatial_scale(const Case& c) {
+  if (c.op != "roi_align" && c.op != "roi_pool") return std::nullopt;
+  const double s = c.params.value("spatial_scale", 1.0);
+  const double f = double(float(s));
+  if (f == s) return std::nullopt;
+  Case e = c;
+  e.params["spatial_scale"] = f;
+  return e;
+}
+
+bool linear_family(InterpMode m) {
+  return m == InterpMode::Linear || m == InterpMode::Bilinear || m == InterpMode::Trilinear || m == InterpMode::Bicubic;
+}
+
+// Resize's pytorch_half_pixel maps every output of an axis of output size 1 to source 0
+// (PyTorch before commit 6ab3a21 did the same); SPEC takes the centre, src = in/2 - 0.5. The
+// reference reads source 0 when that axis of the input is cut to its first slice.
+std::optional<Case> size1_origin(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  if (!linear_family(p.mode) || p.align_corners) return std::nullopt;
+  std::vector<bool> cut(p.axes.size(), false);
+  bool any = false;
+  for (size_t i = 0; i < p.axes.size(); ++i) any |= (cut[i] = p.axes[i].out == 1 && p.axes[i].in > 1);
+  if (!any) return std::nullopt;
+  const Tensor& x = c.in("input");
+  Shape s = x.shape;
+  for (size_t i = 0; i < cut.size(); ++i)
+    if (cut[i]) s[2 + i] = 1;
+  Tensor y(s);
+  // Copy element by element: each output index reads the same index of x with 0 on cut axes.
+  std::vector<int64_t> stride_x(x.shape.size(), 1);
+  for (int i = int(x.shape.size()) - 2; i >= 0; --i) stride_x[size_t(i)] = stride_x[size_t(i + 1)] * x.shape[size_t(i + 1)];
+  for (size_t k = 0; k < y.data.size(); ++k) {
+    size_t rest = k, from = 0;
+    for (int i = int(s.size()) - 1; i >= 0; --i) {
+      const size_t idx = rest % size_t(s[size_t(i)]);
+      rest /= size_t(s[size_t(i)]);
+      from += idx * size_t(stride_x[size_t(i)]);
+    }
+    y.data[k] = x.data[from];
+  }
+  Case e = c;
+  e.inputs.at("input") = y;
+  if (c.params.contains("scale_factor") && !c.params["scale_factor"].is_null()) {
+    json sf = json::array();
+    for (size_t i = 0; i < p.axes.size(); ++i) {
+      const json& g = c.params["scale_factor"];
+      sf.push_back(cut[i] ? json(1.0) : (g.is_array() ? g[i] : g));
+    }
+    e.params["scale_factor"] = sf;
+  }
+  return e;
+}
+
+// Resize's nearest index, as ORT computes it in float32: scale = float(sf), or out / in in
+// float when sizes are given; asymmetric (nearest) x / scale then floor; half_pixel
+// (nearest-exact) (x + 0.5) / scale - 0.5 then round half up; clamped into [0, in - 1].
+// SPEC multiplies by the float32 inverse scale instead, which lands on the other side of an
+// integer now and then (4 -> 122 nearest-exact, dst 30: ORT 1, SPEC 0).
+int64_t ort_nearest(const InterpAxis& a, int64_t dst, bool exact) {
+  const float scale = a.scale_factor ? float(*a.scale_factor) : float(a.out) / float(a.in);
+  double idx;
+  if (exact) {
+    const float x = (float(dst) + 0.5f) / scale - 0.5f;
+    idx = (x == float(int64_t(x)) + 0.5f) ? std::ceil(x) : std::round(x);
+  } else {
+    idx = std::floor(float(dst) / scale);
+  }
+  return std::min(std::max<int64_t>(int64_t(idx), 0), a.in - 1);
+}
+
+std::optional<Case> nearest_float_division(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  if (p.mode != InterpMode::Nearest && p.mode != InterpMode::NearestExact) return std::nullopt;
+  const bool exact = p.mode == InterpMode::NearestExact;
+  std::vector<std::vector<int64_t>> src;
+  bool differs = false;
+  for (const InterpAxis& a : p.axes) {
+    src.emplace_back();
+    for (int64_t d = 0; d < a.out; ++d) {
+      src.back().push_back(ort_nearest(a, d, exact));
+      differs |= src.back().back() != spec_nearest_index(a, d, exact);
+    }
+  }
+  if (!differs) return std::nullopt;
+  return gathered_case(c, p, src);
+}
+
+// Resize given scales sizes its output floor(in * float32(sf)); where that is not the case's
+// floor(in * sf), ORT cannot produce the case's shape (the bridge reports it, as ORT would
+// produce another shape).
+bool float_scale_size(const Case& c) {
+  if (c.op != "interpolate") return false;
+  const InterpParams p = parse_interpolate(c);
+  if (p.mode == InterpMode::Area) return false;
+  for (const InterpAxis& a : p.axes)
+    if (a.scale_factor && std::floor(double(a.in) * double(float(*a.scale_factor))) != double(a.out)) return true;
+  return false;
+}
+
+// Resize copies its input when the output shape equals the input shape, whatever the scales
+// said (PyTorch's CPU kernels take the same shortcut): the reference with scale factor 1.
+std::optional<Case> same_shape_copy(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  if (p.mode == InterpMode::Area || p.align_corners) return std::nullopt;
+  bool scaled = false;
+  for (const InterpAxis& a : p.axes) {
+    if (a.out != a.in) return std::nullopt;
+    scaled |= a.scale_factor && *a.scale_factor != 1.0;
+  }
+  if (!scaled) return std::nullopt;
+  Case e = c;
+  e.params["scale_factor"] = json(std::vector<double>(p.axes.size(), 1.0));
+  return e;
+}
+
+// RoiAlign sizes its sample table with SafeInt from gh * gw; an aligned (half_pixel) reversed
+// box on the adaptive grid can make one of gh = ceil(rh / PH), gw = ceil(rw / PW) negative and
+// the other positive, and ORT raises "Integer overflow" instead of returning 0 (torchvision
+// raises on the same boxes, for its own reason).
+bool roi_align_negative_grid(const Case& c) {
+  if (c.op != "roi_align") return false;
+  const RoiAlignParams p = parse_roi_align(c);
+  if (!p.aligned || p.sampling_ratio > 0) return false;
+  const Tensor& rois = c.in("rois");
+  const double s = double(float(p.spatial_scale));  // the attribute ORT sees
+  for (int64_t k = 0; k < p.K; ++k) {
+    const double rw = rois.at(k, 3) * s - rois.at(k, 1) * s, rh = rois.at(k, 4) * s - rois.at(k, 2) * s;
+    const int64_t gh = int64_t(std::ceil(rh / double(p.PH))), gw = int64_t(std::ceil(rw / double(p.PW)));
+    if (gh * gw < 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<Divergence>& onnxruntime_divergences() {
+  static const std::vector<Divergence> list = {
+      {"ort-float32-spatial-scale",
+       "RoiAlign / MaxRoiPool take spatial_scale as an ONNX float attribute: the scale is rounded to float32 (0.3 -> "
+       "0.30000001192), moving samples across the y = -1 / y = H cut-offs",
+       float_spatial_scale, nullptr},
+      {"ort-resize-same-shape-copy",
+       "Resize copies the input when the output shape equals the input shape, ignoring scales != 1 (5 -> 5 at sf 1.1)",
+       same_shape_copy, nullptr},
+      {"ort-roi_align-negative-grid-raises",
+       "RoiAlign raises (SafeInt integer overflow) for an aligned reversed box whose adaptive grid has gh*gw < 0; the "
+       "spec gives 0",
+       nullptr, roi_align_negative_grid},
+      {"ort-resize-size1-origin",
+       "Resize pytorch_half_pixel maps an axis of output size 1 to source 0 (2x2 -> 1x1 bilinear: 1.0; SPEC: 2.5, the "
+       "centre)",
+       size1_origin, nullptr},
+      {"ort-resize-nearest-float-division",
+       "Resize nearest divides by the float32 scale (x / scale, (x + 0.5) / scale - 0.5 rounded half up); SPEC "
+       "multiplies by the float32 inverse: indices differ where the position is near an integer",
+       nearest_float_division, nullptr},
+      {"ort-resize-float-scale-size",
+       "Resize given scales sizes its output floor(in * float32(sf)): where that differs from floor(in * sf) the case's "
+       "shape cannot be produced (refused)",
+       nullptr, float_scale_size},
+  };
+  return list;
+}
+
+}  // namespace oplab

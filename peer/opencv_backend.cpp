@@ -1,0 +1,137 @@
+#include "peer/opencv_backend.h"
+
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+
+#include "core/op_desc.h"
+#include "core/params.h"
+
+#ifdef OPLAB_HAVE_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/core/utility.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+namespace oplab {
+
+namespace {
+
+#ifdef OPLAB_HAVE_OPENCV
+// The cv::resize flag of each 2-D mode; -1 for a mode OpenCV has no counterpart of.
+int cv_flag(InterpMode m) {
+  switch (m) {
+    case InterpMode::Nearest: return cv::INTER_NEAREST;
+    case InterpMode::NearestExact: return cv::INTER_NEAREST_EXACT;
+    case InterpMode::Bilinear: return cv::INTER_LINEAR;
+    case InterpMode::Bicubic: return cv::INTER_CUBIC;
+    case InterpMode::Area: return cv::INTER_AREA;
+    default: return -1;
+  }
+}
+
+// OpenCV's thread pool is process-wide: every call sets the count it wants (one for
+// evaluations, as the torchvision bridge; the benchmark's for timings).
+std::mutex g_cv_mutex;
+
+// Resizes every [H, W] plane of the case's input to the case's output size. cv::resize given
+// an output size ignores fx, fy and takes the scale in/out (its source: inv_scale = dsize/ssize).
+Tensor resize_planes(const Case& c, const InterpParams& p, int threads) {
+  const Tensor& x = c.in("input");
+  const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
+  Tensor out(p.output_shape());
+  std::lock_guard<std::mutex> lock(g_cv_mutex);
+  cv::setNumThreads(threads);
+  for (int64_t n = 0; n < p.N * p.C; ++n) {
+    // cv::Mat over the tensor's own memory: no copy in, one copy out.
+    const cv::Mat src(int(H), int(W), CV_64F, const_cast<double*>(x.data.data() + n * H * W));
+    cv::Mat dst(int(Ho), int(Wo), CV_64F, out.data.data() + n * Ho * Wo);
+    try {
+      cv::resize(src, dst, cv::Size(int(Wo), int(Ho)), 0, 0, cv_flag(p.mode));
+    } catch (const cv::Exception& e) {
+      throw std::runtime_error("opencv: cv::resize raised: " + e.err);
+    }
+    if (dst.data != reinterpret_cast<uchar*>(out.data.data() + n * Ho * Wo))
+      throw std::runtime_error("opencv: cv::resize reallocated its output");  // a size we did not ask for
+  }
+  return out;
+}
+#endif
+
+std::optional<std::string> why_unsupported(const Case& c) {
+  if (c.op != "interpolate") return "the opencv peer has only interpolate (cv::resize), not " + c.op;
+  const InterpParams p = parse_interpolate(c);
+  if (p.axes.size() != 2) return std::string("OpenCV resizes 2-D images only (cv::resize), not 1-D or 3-D input");
+  if (p.align_corners) return std::string("cv::resize has no align_corners (its linear grid is half-pixel)");
+  for (const InterpAxis& a : p.axes)
+    if (a.in > (1 << 30) || a.out > (1 << 30)) return std::string("cv::resize takes int sizes");
+  return std::nullopt;
+}
+
+class OpencvBackend : public Backend {
+ public:
+  std::string name() const override { return "opencv"; }
+  std::string description() const override {
+    return "OpenCV " + opencv_version().value_or("(not built)") +
+           " cv::resize, 2-D interpolate per [H, W] plane on CV_64F data (weights and coordinates in float32), "
+           "one thread, forward only";
+  }
+  std::optional<std::string> unavailable_reason() const override {
+#ifdef OPLAB_HAVE_OPENCV
+    return std::nullopt;
+#else
+    return std::string("built without OpenCV: install libopencv-dev (scripts/setup.sh) and reconfigure");
+#endif
+  }
+  std::optional<std::string> unsupported_reason(const Case& c) const override { return why_unsupported(c); }
+  // OpenCV keeps data in double but its linear, cubic and area coefficient tables and the
+  // source coordinate they come from in float32 (resize.cpp): judged by the float32 bound.
+  bool is_float32() const override { return true; }
+  bool computes_grads(const std::string&) const override { return false; }
+  const std::vector<Divergence>& divergences() const override { return opencv_divergences(); }
+
+  Result run(const Case& c, const ValidParams& vp) override {
+#ifdef OPLAB_HAVE_OPENCV
+    const InterpParams& p = vp.as<InterpParams>();
+    Result r;
+    r.op = c.op;
+    r.backend = name();
+    r.outputs["output"] = resize_planes(c, p, 1);
+    return r;
+#else
+    throw BackendUnavailable("opencv: " + *unavailable_reason());
+#endif
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_opencv_backend() { return std::make_unique<OpencvBackend>(); }
+
+std::optional<std::string> opencv_version() {
+#ifdef OPLAB_HAVE_OPENCV
+  return std::string(CV_VERSION);
+#else
+  return std::nullopt;
+#endif
+}
+
+std::vector<double> opencv_bench(const Case& c, int repeats, int threads) {
+  OpencvBackend b;
+  if (auto why = b.unavailable_reason()) throw BackendUnavailable("opencv: " + *why);
+  validate_case(c);
+  if (auto why = b.unsupported_reason(c)) throw Unsupported("opencv: " + *why);
+  std::vector<double> ms;
+#ifdef OPLAB_HAVE_OPENCV
+  const InterpParams p = parse_interpolate(c);
+  (void)resize_planes(c, p, threads);  // warm-up: OpenCV's pool and tables
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)resize_planes(c, p, threads);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+#endif
+  return ms;
+}
+
+}  // namespace oplab

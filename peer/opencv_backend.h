@@ -1,0 +1,27 @@
+#pragma once
+// The `opencv` peer backend: interpolate (2-D only) with OpenCV's cv::resize on CV_64F planes,
+// one [H, W] plane at a time, at the output size the case computes (SPEC §14). Forward only.
+// Built when CMake finds OpenCV (core, imgproc); otherwise the backend exists and says in one
+// line that it cannot run here.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+
+namespace oplab {
+
+std::unique_ptr<Backend> make_opencv_backend();
+
+// OpenCV's version ("4.6.0"), or nullopt when this binary was built without it.
+std::optional<std::string> opencv_version();
+
+// The opencv backend's named divergences (peer/opencv_divergences.cpp).
+const std::vector<Divergence>& opencv_divergences();
+
+// Times cv::resize on one case (validated, supported) `repeats` times after one warm-up, on
+// `threads` threads; the milliseconds of each run. Throws Unsupported / BackendUnavailable.
+std::vector<double> opencv_bench(const Case& c, int repeats, int threads);
+
+}  // namespace oplab

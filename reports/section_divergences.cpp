@@ -1,0 +1,104 @@
+// The divergence atlas of a campaign: every disagreement of a peer (torchvision, onnxruntime,
+// opencv) or study variant that one of its named divergences explains, proven on the
+// divergence's equivalent case (core/divergence.h); per op x backend how many, per divergence
+// what the peer does and how often the campaign met it. docs/divergences.md has the smallest
+// case of each.
+#include <map>
+#include <set>
+
+#include "notebooks-cpp/page.h"
+#include "peer/onnxruntime_backend.h"
+#include "peer/opencv_backend.h"
+#include "peer/divergences.h"
+#include "reports/sections.h"
+
+namespace oplab::report {
+
+namespace {
+
+// "name (forward only)" and "a+b" as the campaign records them -> the names.
+std::vector<std::string> names_of(const std::string& key) {
+  std::string k = key.substr(0, key.find(" ("));
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (size_t plus; (plus = k.find('+', from)) != std::string::npos; from = plus + 1) out.push_back(k.substr(from, plus - from));
+  out.push_back(k.substr(from));
+  return out;
+}
+
+std::string description_of(const std::string& name) {
+  for (const auto* list : {&torchvision_divergences(), &onnxruntime_divergences(), &opencv_divergences()})
+    for (const Divergence& d : *list)
+      if (d.name == name) return d.description;
+  return "";
+}
+
+}  // namespace
+
+json divergences_section(const json& campaign, const std::string& pages) {
+  nb::Page page(pages, "divergences", "Divergence atlas",
+                "Where do the peers depart from the spec, and is every departure a named, proven divergence?");
+  std::map<std::pair<std::string, std::string>, int64_t> cell;  // (op, backend) -> cases
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> per;  // (name, backend, op)
+  std::map<std::pair<std::string, std::string>, int64_t> unexplained;       // DISAGREE + ERROR
+  std::set<std::string> ops, backends;
+  int64_t total = 0;
+  for (const json& r : campaign.value("records", json::array())) {
+    const std::string op = r.value("op", ""), b = r.value("backend", "");
+    const json& d = member(r, "divergences");
+    const json& v = member(r, "verdicts");
+    const int64_t bad = v.value("DISAGREE", int64_t(0)) + v.value("ERROR", int64_t(0));
+    if (d.empty() && bad == 0) continue;
+    ops.insert(op), backends.insert(b);
+    unexplained[{op, b}] += bad;
+    for (const auto& [key, n] : d.items()) {
+      cell[{op, b}] += n.get<int64_t>();
+      total += n.get<int64_t>();
+      for (const std::string& name : names_of(key)) per[{name, b, op}] += n.get<int64_t>();
+    }
+  }
+  const int64_t cases = campaign.value("options", json::object()).value("cases", int64_t(0));
+  int64_t open = 0;
+  for (const auto& [k, n] : unexplained) open += n;
+  page.answer(std::to_string(total) + " disagreements explained by " + std::to_string(per.size()) +
+              " named divergences (op x backend x name) in a campaign of " + std::to_string(cases) + " cases per op; " +
+              std::to_string(open) + " disagreements or errors no divergence explains (findings).");
+  page.text("A divergence counts only when the reference, run on the divergence's equivalent case, reproduces the "
+            "peer's answer (double agreement for float64 peers, the float32 bound for float32 ones), or when the peer "
+            "raises on a case it is known to refuse. The smallest case of each is in docs/divergences.md.");
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [k, n] : per) {
+    const auto& [name, b, op] = k;
+    rows.push_back({op, b, name, std::to_string(n), description_of(name)});
+  }
+  page.table({"op", "backend", "divergence", "cases", "what the backend does"}, rows);
+  // The op x backend matrix of divergence counts, and the unexplained beside them.
+  std::vector<std::string> bl(backends.begin(), backends.end()), ol(ops.begin(), ops.end());
+  std::vector<std::vector<std::string>> matrix;
+  std::vector<std::vector<double>> heat;
+  for (const std::string& op : ol) {
+    std::vector<std::string> row{op};
+    heat.emplace_back();
+    for (const std::string& b : bl) {
+      const int64_t n = cell.count({op, b}) ? cell[{op, b}] : 0, u = unexplained.count({op, b}) ? unexplained[{op, b}] : 0;
+      row.push_back(std::to_string(n) + (u ? " (+" + std::to_string(u) + " unexplained)" : ""));
+      heat.back().push_back(double(n));
+    }
+    matrix.push_back(row);
+  }
+  std::vector<std::string> header{"op"};
+  header.insert(header.end(), bl.begin(), bl.end());
+  page.text("### Divergences per op and backend (cases)");
+  page.table(header, matrix);
+  if (!heat.empty() && !bl.empty()) {
+    nb::PlotOptions opt;
+    opt.title = "explained disagreements per op and backend";
+    page.heatmap("divergence_matrix", opt, bl, ol, heat, "cases", false, 0);
+  }
+  page.number("explained", total);
+  page.number("unexplained", open);
+  page.write();
+  return json{{"name", "divergences"}, {"explained", total}, {"unexplained", open}};
+}
+
+}  // namespace oplab::report

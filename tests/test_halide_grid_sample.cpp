@@ -1,0 +1,163 @@
+// The Halide float32 kernels of grid_sample (SPEC §12; 4-D, forward, grad_input and
+// grad_grid) against the double reference: the fixed-seed edge-aimed corpus by the per-element
+// error bound of SPEC §9 (compare/float_compare.h), then hand cases with known answers: every
+// mode, padding and align_corners on a row whose values tell pixels apart, nearest's ties
+// (half to even: the first OpenCL run read 0.5 as pixel 1), bicubic taps padded one by one,
+// positions sharing pixels (the scatter's atomics), and the 5-D refusal. Every Halide backend
+// that can run here runs them (halide-opencl runs the GPU schedules on any OpenCL device).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+
+#include "cli/builtin_backends.h"
+#include "compare/float_compare.h"
+#include "fuzz/generators.h"
+#include "halide/halide_backend.h"
+#include "tests/halide_backends.h"
+
+namespace oplab {
+namespace {
+
+constexpr uint64_t kSeed = 17;
+constexpr int kCases = 200;
+
+Backend& ref() { return *builtin_backends().find("ref"); }
+
+class HalideGridSampleCorpus : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HalideGridSampleCorpus, WithinBoundForwardAndBackward) {
+  const std::string name = GetParam();
+  Backend* b = builtin_backends().find(name);
+  ASSERT_NE(b, nullptr) << name << " is not built in";
+  if (auto why = b->unavailable_reason()) {
+    std::cout << "[grid_sample] " << name << " skipped: " << *why << "\n";
+    GTEST_SKIP() << name << " cannot run here";
+  }
+  std::map<std::string, int> count;
+  double worst = 0;
+  for (const Case& c : fuzz::sample_cases("grid_sample", kCases, kSeed)) {
+    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
+    ++count[compare::verdict_name(o.verdict)];
+    worst = std::max(worst, o.worst_ratio);
+    // 5-D cases are declined (no 3-D kernels); every 4-D case must agree or flip.
+    if (c.in("input").rank() == 5) {
+      EXPECT_EQ(o.verdict, compare::Verdict::Unsupported) << o.detail;
+      continue;
+    }
+    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
+        << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
+    // The kernels unnormalise, pad and floor in double with the reference's operations: on
+    // the float32-rounded case every decision is the reference's.
+    if (o.verdict == compare::Verdict::BoundaryFlip) {
+      const compare::FloatOutcome r = compare::compare_float_backend(ref(), *b, compare::float_rounded_case(c));
+      EXPECT_EQ(r.verdict, compare::Verdict::Agree)
+          << name << ", inputs rounded to float32: " << compare::verdict_name(r.verdict) << ": " << r.detail;
+    }
+  }
+  std::cout << "[grid_sample] " << name << " (" << kCases << " cases, forward+backward):";
+  for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
+  std::cout << " worst error/bound=" << worst << "\n";
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> v;
+  for (HalideDevice d : kHalideDevices) v.push_back(halide_backend_name(d));
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HalideGridSampleCorpus, ::testing::ValuesIn(backend_names()), [](const auto& info) {
+  std::string s = info.param;
+  for (char& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
+});
+
+// ---------------------------------------------------------------- hand cases
+
+Case row_case(const std::vector<double>& row, const std::vector<double>& xs, const std::string& mode,
+              const std::string& pad, bool ac) {
+  Case c;
+  c.op = "grid_sample";
+  c.params = {{"mode", mode}, {"padding_mode", pad}, {"align_corners", ac}};
+  Tensor x(Shape{1, 1, 1, int64_t(row.size())});
+  x.data = row;
+  Tensor g(Shape{1, 1, int64_t(xs.size()), 2});
+  for (size_t k = 0; k < xs.size(); ++k) g.data[2 * k] = xs[k];
+  c.inputs["input"] = x;
+  c.inputs["grid"] = g;
+  c.grad_output = Tensor(Shape{1, 1, 1, int64_t(xs.size())}, 1.0);
+  return c;
+}
+
+TEST(HalideGridSample, HandValuesEveryModeAndPadding) {
+  // The reference's hand-derived values (tests/test_ref_grid_sample.cpp), row 1, 2, 4, 8:
+  // exact in float32 (quarters and eighths), so the kernels must give them to rounding.
+  const std::vector<double> row = {1, 2, 4, 8};
+  struct Want {
+    const char* mode;
+    const char* pad;
+    bool ac;
+    std::vector<double> xs, out, gx;
+  };
+  const std::vector<Want> wants = {
+      {"bilinear", "zeros", false, {-1, 0, 1, 0.25, 1.5}, {0.5, 3, 4, 4, 0}, {2, 4, -16, 8, 0}},
+      {"bilinear", "border", false, {1, -1, 0.25, -0.75}, {8, 1, 4, 1}, {0, 0, 8, 0}},
+      {"bilinear", "reflection", false, {-1.375, 1.375, -1.25, 3.625}, {1.25, 7, 1, 1.75}, {-2, -8, 0, 2}},
+      {"bilinear", "zeros", true, {-1, 1, 0}, {1, 8, 3}, {1.5, -12, 3}},
+      {"bilinear", "reflection", true, {1.5, -1.5}, {5, 1.75}, {-6, -1.5}},
+      {"nearest", "zeros", false, {-0.5, 0.5, 0, -1, 1}, {1, 4, 4, 1, 0}, {0, 0, 0, 0, 0}},
+      {"nearest", "border", false, {1}, {8}, {0}},
+      {"bicubic", "zeros", false, {-1}, {0.40625}, {1.875}},
+      {"bicubic", "border", false, {-1}, {0.90625}, {-0.375}},
+      {"bicubic", "reflection", false, {-1}, {0.8125}, {0}},
+  };
+  for (Backend* b : runnable_halide_backends("grid_sample")) {
+    for (const Want& w : wants) {
+      const Result r = evaluate(*b, row_case(row, w.xs, w.mode, w.pad, w.ac));
+      const std::string what = b->name() + " " + w.mode + " " + w.pad + (w.ac ? " aligned" : "");
+      ASSERT_EQ(r.outputs.at("output").data.size(), w.out.size()) << what;
+      for (size_t k = 0; k < w.out.size(); ++k) {
+        EXPECT_NEAR(r.outputs.at("output").data[k], w.out[k], 1e-5) << what << " output " << k;
+        EXPECT_NEAR(r.grads.at("grid").data[2 * k], w.gx[k], 1e-4) << what << " grad x " << k;
+      }
+    }
+  }
+}
+
+TEST(HalideGridSample, SharedPixelsAccumulateInTheScatter) {
+  // 64 positions, all at the centre of a 2 x 2 image (g = 0): each hands gout / 4 to every
+  // pixel, so each pixel's gradient is 64 * 1 / 4 = 16 exactly. Concurrent adds on the GPU
+  // schedules must all land (atomics), as must the CPU's per-plane tasks.
+  Case c;
+  c.op = "grid_sample";
+  c.params = {{"mode", "bilinear"}, {"padding_mode", "zeros"}, {"align_corners", false}};
+  c.inputs["input"] = Tensor(Shape{2, 3, 2, 2}, 1.0);
+  c.inputs["grid"] = Tensor(Shape{2, 8, 8, 2}, 0.0);
+  c.grad_output = Tensor(Shape{2, 3, 8, 8}, 1.0);
+  for (Backend* b : runnable_halide_backends("grid_sample")) {
+    const Result r = evaluate(*b, c);
+    for (double v : r.grads.at("input").data) EXPECT_EQ(v, 16.0) << b->name();
+    for (double v : r.outputs.at("output").data) EXPECT_EQ(v, 1.0) << b->name();
+  }
+}
+
+TEST(HalideGridSample, EmptyCasesAndTheFiveDRefusal) {
+  for (Backend* b : runnable_halide_backends("grid_sample")) {
+    Case c = row_case({1, 2}, {0}, "bilinear", "zeros", false);
+    c.inputs["grid"] = Tensor(Shape{1, 0, 3, 2});
+    c.grad_output = Tensor(Shape{1, 1, 0, 3});
+    const Result r = evaluate(*b, c);
+    EXPECT_EQ(r.outputs.at("output").shape, (Shape{1, 1, 0, 3})) << b->name();
+    EXPECT_EQ(r.grads.at("input").data, (std::vector<double>{0, 0})) << b->name();
+    Case five;
+    five.op = "grid_sample";
+    five.inputs["input"] = Tensor(Shape{1, 1, 2, 2, 2});
+    five.inputs["grid"] = Tensor(Shape{1, 1, 1, 1, 3});
+    EXPECT_TRUE(b->unsupported_reason(five).has_value()) << b->name();
+  }
+}
+
+}  // namespace
+}  // namespace oplab
