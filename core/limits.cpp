@@ -87,7 +87,7 @@ std::string num(double v) {
 }
 
 [[noreturn]] void over(const std::string& op, const std::string& what, const std::string& limit, double value) {
-  throw InvalidCase(one_line(op + ": " + what + ": over the resource limit " + limit + "=" + num(value) +
+  throw OverResourceLimit(one_line(op + ": " + what + ": over the resource limit " + limit + "=" + num(value) +
                              " (OPLAB_LIMITS; docs/semantics.md)"));
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/case.h"
 #include "core/tensor.h"
 
 namespace oplab {
@@ -61,8 +62,15 @@ struct ResourceUse {
   std::string work_what;   // what was counted, e.g. "output elements x taps"
 };
 
-// Throws InvalidCase "<op>: <what> ... over the resource limit <name>=<value> (...)" when a
-// limit is exceeded and the policy is enforced.
+// A valid case (SPEC §7) that asks for more than the resource policy allows: an InvalidCase for
+// every verb (exit 2), told apart where it matters (a fuzz campaign skips such a drawn case:
+// it is no evidence about any backend, fuzz/campaign.cpp).
+struct OverResourceLimit : InvalidCase {
+  using InvalidCase::InvalidCase;
+};
+
+// Throws OverResourceLimit "<op>: <what> ... over the resource limit <name>=<value> (...)"
+// when a limit is exceeded and the policy is enforced.
 void enforce_resource_limits(const std::string& op, const ResourceUse& use);
 
 // The product of the dims with each 0 counted as 1, saturating at INT64_MAX: the index span of

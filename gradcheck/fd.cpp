@@ -60,7 +60,11 @@ double base_step(const Case& c, const std::string& input) {
   if (op_kinks(c.op).affine(c, input)) return scale;
   // A cubic piece: the central difference is off by h^2/6 of the third derivative, ~1e-10 of
   // the slope at 2^-16, and its rounding (16 eps / h) stays near 1e-10 in double.
-  return (piece_degree(c, input) <= 2 ? 0x1.0p-8 : 0x1.0p-16) * scale;
+  if (piece_degree(c, input) <= 2) return 0x1.0p-8 * scale;
+  // The input's magnitude says nothing of a cubic piece's width where the op states it (a grid
+  // value of 1000 still has pieces 2/S wide).
+  const double width = piece_width(c, input);
+  return 0x1.0p-16 * (width > 0 ? width : scale);
 }
 
 bool usable(const KinkReach& r, double h0) { return !r.on_kink() && r.clearance() / 2 >= h0 * kMinStepRatio; }

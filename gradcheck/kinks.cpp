@@ -84,6 +84,11 @@ int piece_degree(const Case& c, const std::string& input) {
   return k.piece_degree ? k.piece_degree(c, input) : 2;
 }
 
+double piece_width(const Case& c, const std::string& input) {
+  const OpKinks& k = op_kinks(c.op);
+  return k.piece_width ? k.piece_width(c, input) : 0.0;
+}
+
 KinkReach reach_along(const Case& c, const std::string& input, const Tensor& u) {
   KinkReach r;
   op_kinks(c.op).sources(c, input, [&](const KinkSource& s) {

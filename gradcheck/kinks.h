@@ -71,10 +71,17 @@ struct OpKinks {
   // every bilinear op). Central differences of a piece of degree <= 2 are exact, so the step
   // can be large (base_step); a cubic piece (grid_sample's bicubic) gets a smaller step.
   std::function<int(const Case&, const std::string& input)> piece_degree;
+  // Optional, with piece_degree: the width of one piece in `input`'s own units, when it is not
+  // about 1 (grid_sample's grid: a pixel is 2/S of the normalised coordinate). A cubic piece's
+  // step is 2^-16 of it: the central difference is off by h^2/6 of the third derivative, which
+  // grows as the cube of 1/width.
+  std::function<double(const Case&, const std::string& input)> piece_width;
 };
 
 // The degree of `op`'s pieces in one element of `input` on case c (OpKinks::piece_degree).
 int piece_degree(const Case& c, const std::string& input);
+// The width of one piece (OpKinks::piece_width), or 0 when the op does not say.
+double piece_width(const Case& c, const std::string& input);
 
 // Each op registers its finder next to its own kink code (gradcheck/kinks_<op>.cpp).
 using OpKinksRegistrar = OpTraits<OpKinks>::Registrar;

@@ -11,6 +11,7 @@
 //                         reflection.
 // The unbounded cases list the integers next to c only: the nearest kink each way is all a
 // step needs.
+#include <algorithm>
 #include <cmath>
 
 #include "core/params.h"
@@ -66,14 +67,39 @@ OpKinks grid_sample_kinks() {
       for (int a = 0; a < p.nd; ++a) {
         const double c_a = ref::grid_unnormalise(v[a], sizes[a], p.align_corners);
         if (!(std::fabs(c_a) < 1e15)) continue;  // integers too dense to step between
-        visit(axis_source(p, c_a, sizes[a], pos * p.nd + a, ref::grid_unnormalise_factor(sizes[a], p.align_corners), a));
+        const double rate = ref::grid_unnormalise_factor(sizes[a], p.align_corners);
+        visit(axis_source(p, c_a, sizes[a], pos * p.nd + a, rate, a));
+        if (p.padding == GridPadding::Reflection && !p.align_corners && p.mode != GridMode::Nearest) {
+          // Reflection about [-0.5, S - 0.5] folds the coordinate at -0.5 + k S: half-integers,
+          // off the pixel lattice. Each fold is a kink (the derivative changes sign there).
+          static const char* const kFold[3] = {"x reflection fold", "y reflection fold", "z reflection fold"};
+          const double S = double(sizes[a]);
+          KinkSource f;
+          f.value = (c_a + 0.5) / S;
+          f.grad = {{pos * p.nd + a, rate / S}};
+          f.lo = int64_t(std::floor(f.value)) - 1;
+          f.hi = int64_t(std::floor(f.value)) + 2;
+          f.lattice = kFold[a];
+          visit(f);
+        }
       }
     }
   };
   // bicubic is a cubic in each grid value (its weights are cubic in the coordinate); bilinear
   // is linear in each and nearest constant.
+  // Along a direction that moves every grid value at once, trilinear (5-D) is a product of
+  // three linear factors: a cubic too.
   k.piece_degree = [](const Case& c, const std::string& input) {
-    return input == "grid" && parse_grid_sample(c).mode == GridMode::Bicubic ? 3 : 2;
+    if (input != "grid") return 2;
+    const GridSampleParams p = parse_grid_sample(c);
+    return p.mode == GridMode::Bicubic || (p.nd == 3 && p.mode == GridMode::Bilinear) ? 3 : 2;
+  };
+  // A pixel of the largest axis is 2/S (or 2/(S-1)) of the normalised coordinate: the pieces of
+  // every axis are at least that wide.
+  k.piece_width = [](const Case& c, const std::string& input) {
+    if (input != "grid") return 0.0;
+    const GridSampleParams p = parse_grid_sample(c);
+    return 2.0 / double(std::max<int64_t>({p.H, p.W, p.D, 1}));
   };
   return k;
 }

@@ -259,10 +259,12 @@ TEST(FlipRule, FlipsAreCountedPerKindAgainstTheBudget) {
 
 // ---------------------------------------------------------------- the fixed 300-case sample
 
-compare::AccuracyStats judge_sample(Backend& b, const std::string& op, int* failures, std::string* first_failure) {
+compare::AccuracyStats judge_sample(Backend& b, const std::string& op, int* failures, std::string* first_failure,
+                                    int* unsupported = nullptr) {
   compare::AccuracyStats stats;
   for (const Case& c : fuzz::sample_cases(op, kSampleCases, kSampleSeed)) {
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), b, c);
+    if (unsupported && o.verdict == compare::Verdict::Unsupported) ++*unsupported;
     stats.add(c, o);
     if (o.verdict == compare::Verdict::Disagree || o.verdict == compare::Verdict::Error) {
       if (failures && (*failures)++ == 0 && first_failure) *first_failure = o.detail;
@@ -282,12 +284,15 @@ TEST_P(FixedSample, HalidePassesWithinItsFlipBudget) {
   const SampleParam& p = GetParam();
   Backend& b = backend(p.backend);
   if (auto why = b.unavailable_reason()) GTEST_SKIP() << p.backend << " cannot run here: " << *why;
-  int failures = 0;
+  int failures = 0, unsupported = 0;
   std::string first;
-  const compare::AccuracyStats s = judge_sample(b, p.op, &failures, &first);
+  const compare::AccuracyStats s = judge_sample(b, p.op, &failures, &first, &unsupported);
   std::cout << "[flips] " << p.op << " on " << p.backend << ": " << s.flip_summary() << "\n";
   EXPECT_EQ(failures, 0) << first;
-  EXPECT_EQ(s.cases(), kSampleCases);
+  // Every case is judged, but for those the kernels decline with a reason (grid_sample's 5-D
+  // cases: the Halide kernels are 4-D), which must stay a minority.
+  EXPECT_EQ(s.cases() + unsupported, kSampleCases);
+  EXPECT_LT(unsupported, kSampleCases / 3) << p.op;
   EXPECT_FALSE(s.over_flip_budget()) << s.flip_summary();
 }
 

@@ -3,6 +3,8 @@
 // merge into the whole campaign; and a report that is complete on disk at every moment.
 #include <gtest/gtest.h>
 
+#include "core/limits.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,7 +134,43 @@ TEST(FuzzCampaign, CrashesAndHangsAreFailuresWithTheirCase) {
   fs::remove_all(out);
 }
 
-// In-process evaluation (`oplab campaign`'s default, fuzz --no-fork): a kernel that crashes ends
+// A drawn case over the resource policy is refused alike by every backend: the campaign skips
+// it (no evidence either way) instead of counting an ERROR on each backend.
+class RefAgain : public Backend {
+ public:
+  std::string name() const override { return "ref-again"; }
+  std::string description() const override { return "the reference under another name"; }
+  Result run(const Case& c, const ValidParams& vp) override { return ref_->run(c, vp); }
+
+ private:
+  std::unique_ptr<Backend> ref_ = make_ref_backend();
+};
+
+TEST(FuzzCampaign, ACaseOverTheResourcePolicyIsSkippedNotAnError) {
+  const ResourceLimits saved = resource_limits();
+  ResourceLimits tight = saved;
+  tight.bin_samples = 4;  // most roi_align cases sample more than 4 points per bin
+  set_resource_limits(tight);
+  Registry reg;
+  reg.add(make_ref_backend());
+  reg.add(std::make_unique<RefAgain>());
+  const fs::path out = temp_dir("over-policy");
+  fuzz::CampaignOptions o = options("roi_align", "ref-again", out);
+  o.properties = {"differential"};
+  o.cases = 30;
+  o.keep_going = true;
+  std::ostringstream progress;
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, reg, progress);
+  set_resource_limits(saved);
+  EXPECT_TRUE(r.failures.empty()) << progress.str();
+  const json summary = read_json_file((out / "summary.json").string());
+  int64_t skipped = 0;
+  for (const json& rec : summary.at("records")) skipped += rec.at("verdicts").value("skipped", int64_t(0));
+  EXPECT_GT(skipped, 0) << summary.dump();
+  fs::remove_all(out);
+}
+
+// In-process evaluation (--isolation none): a kernel that crashes ends
 // the campaign's process. What it leaves must still read true: a summary, written from the
 // start, that every reader sees as killed, not running.
 TEST(FuzzCampaign, ACrashInProcessLeavesACampaignThatReadsKilled) {
