@@ -19,16 +19,24 @@ std::string kinds_of(const KinkReach& r) {
   return s.empty() ? "a kink within h0/1024" : s;
 }
 
-// Rounding in (s(+h) - s(-h)) / 2h when s = <v, f> and f is known to ~eps relative: a
-// generous 16 eps of the magnitudes involved, divided by the step. It is added to the allowed
-// error: an output dominated by a constant (a large bias) leaves a tiny derivative whose
-// differences are rounding noise of the constant.
-double difference_noise(const Tensor& v, const Tensor& fp, const Tensor& fm, double h) {
+// Rounding in (s(+h) - s(-h)) / 2h when s = <v, f> and f is known to ~eps relative to the
+// terms it sums (at least `terms`, OpKinks::term_scale): a generous 16 eps of the magnitudes
+// involved, divided by the step. It is added to the allowed error: an output dominated by a
+// constant (a large bias) leaves a tiny derivative whose differences are rounding noise of
+// the constant.
+double difference_noise(const Tensor& v, const Tensor& fp, const Tensor& fm, double terms, double h) {
   long double m = 0;
   for (size_t j = 0; j < v.data.size(); ++j)
-    m += std::fabs(v.data[j]) * std::max(std::fabs(fp.data[j]), std::fabs(fm.data[j]));
+    m += std::fabs(v.data[j]) * std::max({std::fabs(fp.data[j]), std::fabs(fm.data[j]), terms});
   return 16.0 * kEps * double(m) / h;
 }
+
+// Rounding of the positions an input sets: a coordinate computed from x (unnormalised,
+// scaled, offset) carries ~eps |x| of error in x's units, and the forward moves by the slope
+// times that: relative to the slope's terms, 16 eps max(1, |x|) over the step. It is what
+// bounds a difference at x = 1000 (a grid value far outside, folded back by reflection) with
+// a step shrunk to 1e-6 by a nearby kink.
+double position_noise(double x_scale, double h) { return 16.0 * kEps * std::max(1.0, x_scale) / h; }
 
 // A float32 backend failing at a point where float32 takes a discrete decision the other way
 // (eval.h) is explained, not failed: judged at the point actually differenced.
@@ -131,7 +139,7 @@ CheckRecord fd_projection(const CheckContext& ctx, const Case& c, const std::str
     scale += std::fabs(it->second.data[i] * u.data[i]);
   }
   // Relative to the projection's terms; the allowance adds the rounding of the differences.
-  judge_difference(std::fabs(fd - an), scale, difference_noise(v, fp, fm, h), fd_tolerance(ctx.precision), rec.error,
+  judge_difference(std::fabs(fd - an), scale, difference_noise(v, fp, fm, term_scale(cur), h) + scale * position_noise(max_abs(x), h), fd_tolerance(ctx.precision), rec.error,
                    rec.tolerance);
   std::ostringstream os;
   os.precision(17);
@@ -225,12 +233,14 @@ CheckRecord fd_jacobian(const CheckContext& ctx, const Case& c, const std::strin
     xm.data[size_t(i)] -= h;
     const Tensor fp = forward(*ctx.fd_forward, with_input(cur, input, xp));
     const Tensor fm = forward(*ctx.fd_forward, with_input(cur, input, xm));
-    const double noise = 16.0 * kEps * std::max(max_abs(fp), max_abs(fm)) / h;
+    const double noise = 16.0 * kEps * std::max({max_abs(fp), max_abs(fm), term_scale(cur)}) / h;
     for (int64_t j = 0; j < fp.numel(); ++j) {
       const double fd = (fp.data[size_t(j)] - fm.data[size_t(j)]) / (2 * h);
       const double an = (*rows)[size_t(j)].grads.at(input).data[size_t(i)];
       double e, allowed;
-      judge_difference(std::fabs(fd - an), std::fabs(an) + jmax, noise, fd_tolerance(ctx.precision), e, allowed);
+      judge_difference(std::fabs(fd - an), std::fabs(an) + jmax,
+                       noise + (std::fabs(an) + jmax) * position_noise(std::fabs(x.data[size_t(i)]), h),
+                       fd_tolerance(ctx.precision), e, allowed);
       // The element nearest to (or furthest beyond) its allowance is the one reported.
       const double margin = e == 0 ? 0.0 : e / allowed;
       if (margin > worst_margin || (worst_margin == 0 && e > rec.error)) {

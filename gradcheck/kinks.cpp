@@ -89,6 +89,11 @@ double piece_width(const Case& c, const std::string& input) {
   return k.piece_width ? k.piece_width(c, input) : 0.0;
 }
 
+double term_scale(const Case& c) {
+  const OpKinks& k = op_kinks(c.op);
+  return k.term_scale ? k.term_scale(c) : 0.0;
+}
+
 KinkReach reach_along(const Case& c, const std::string& input, const Tensor& u) {
   KinkReach r;
   op_kinks(c.op).sources(c, input, [&](const KinkSource& s) {

@@ -76,12 +76,20 @@ struct OpKinks {
   // step is 2^-16 of it: the central difference is off by h^2/6 of the third derivative, which
   // grows as the cube of 1/width.
   std::function<double(const Case&, const std::string& input)> piece_width;
+  // Optional: a bound on the magnitude of the terms that one output element sums. Rounding in
+  // the forward is relative to them, not to the sum, which can be far smaller (bicubic weights
+  // of both signs, attention weights of both signs); the finite-difference noise allowances
+  // use it. Absent: the output element's own magnitude.
+  std::function<double(const Case&)> term_scale;
 };
 
 // The degree of `op`'s pieces in one element of `input` on case c (OpKinks::piece_degree).
 int piece_degree(const Case& c, const std::string& input);
 // The width of one piece (OpKinks::piece_width), or 0 when the op does not say.
 double piece_width(const Case& c, const std::string& input);
+// The magnitude of the terms an output element sums (OpKinks::term_scale), or 0 when the op
+// does not say.
+double term_scale(const Case& c);
 
 // Each op registers its finder next to its own kink code (gradcheck/kinks_<op>.cpp).
 using OpKinksRegistrar = OpTraits<OpKinks>::Registrar;

@@ -3,8 +3,9 @@
 // unnormalise factor ((S - 1)/2 or S/2), and the piece changes where c crosses:
 //   bilinear, zeros:      every integer from -1 (cut-off) to S (cut-off): the floor, the edges;
 //   bilinear, border:     every integer from 0 to S - 1 (the clamp's ends, the floor between);
-//   bilinear, reflection: every integer (the folds of align_corners are integers; those of
-//                         [-0.5, S - 0.5] fall inside the clamp's flat part);
+//   bilinear, reflection: every integer, and every fold (those of align_corners are the
+//                         integers k (S - 1), V-shaped; those of [-0.5, S - 0.5] fall inside
+//                         the clamp's flat part);
 //   nearest:              every half-integer where the rounding switches pixel (a jump);
 //   bicubic:              every integer from -2 to S + 1 where a tap crosses into or out of
 //                         the image or onto the clamp (zeros, border), every integer under
@@ -15,6 +16,7 @@
 #include <cmath>
 
 #include "core/params.h"
+#include "gradcheck/eval.h"
 #include "gradcheck/kinks_ops.h"
 #include "reference/grid_sample_taps.h"
 
@@ -82,6 +84,21 @@ OpKinks grid_sample_kinks() {
           f.lattice = kFold[a];
           visit(f);
         }
+        if (p.padding == GridPadding::Reflection && p.align_corners && p.mode == GridMode::Bilinear && sizes[a] > 1) {
+          // Reflection about [0, S - 1] folds the coordinate at k (S - 1): pixel integers, where
+          // the piece also changes, so each such point is two kinks at once (a compound kink
+          // for the one-sided check). The function is V-shaped there and the clamp's derivative
+          // 0 at its ends (docs/semantics.md) makes the gradient 0, neither side's slope.
+          static const char* const kFold[3] = {"x reflection fold", "y reflection fold", "z reflection fold"};
+          const double span = double(sizes[a] - 1);
+          KinkSource f;
+          f.value = c_a / span;
+          f.grad = {{pos * p.nd + a, rate / span}};
+          f.lo = int64_t(std::floor(f.value)) - 1;
+          f.hi = int64_t(std::floor(f.value)) + 2;
+          f.lattice = kFold[a];
+          visit(f);
+        }
       }
     }
   };
@@ -100,6 +117,12 @@ OpKinks grid_sample_kinks() {
     if (input != "grid") return 0.0;
     const GridSampleParams p = parse_grid_sample(c);
     return 2.0 / double(std::max<int64_t>({p.H, p.W, p.D, 1}));
+  };
+  // Each output element is a weighted sum of input pixels; the weights sum to 1 but bicubic's
+  // are of both signs, their magnitudes summing to at most 1.375 per axis.
+  k.term_scale = [](const Case& c) {
+    const GridSampleParams p = parse_grid_sample(c);
+    return (p.mode == GridMode::Bicubic ? 1.375 * 1.375 : 1.0) * max_abs(c.in("input"));
   };
   return k;
 }

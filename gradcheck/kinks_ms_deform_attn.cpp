@@ -4,6 +4,7 @@
 // deform_conv2d's zero-padded rule switches pieces at every integer from -1 to W_l (H_l): the
 // floor changes there, and the cut-offs at -1 and the level's size are integers too.
 #include "core/params.h"
+#include "gradcheck/eval.h"
 #include "gradcheck/kinks_ops.h"
 #include "reference/ms_deform_attn_points.h"
 
@@ -24,6 +25,12 @@ OpKinks ms_deform_attn_kinks() {
       visit(zero_padded_axis(s.y, H, {{s.loc + 1, double(H)}}, true));
       visit(zero_padded_axis(s.x, W, {{s.loc, double(W)}}, false));
     });
+  };
+  // An output element sums L * P bilinear samples of value (weights of one sign, summing to
+  // at most 1), each times an attention weight of either sign.
+  k.term_scale = [](const Case& c) {
+    const MsDeformAttnParams p = parse_ms_deform_attn(c);
+    return double(p.L * p.P) * max_abs(c.in("attention_weights")) * max_abs(c.in("value"));
   };
   return k;
 }

@@ -44,7 +44,7 @@ std::vector<CheckRecord> one_sided(const CheckContext& ctx, const Case& c, const
   const double s0 = dot(v, f0);
   double vsum = 0;
   for (double e : v.data) vsum += std::fabs(e);
-  const double mag = vsum * max_abs(f0) + std::fabs(s0);
+  const double mag = vsum * std::max(max_abs(f0), term_scale(c)) + std::fabs(s0);
   const double rtol = ctx.precision == Precision::F32 ? 1e-3 : 1e-7;
   // A float32 gradient carries rounding of the order of u32 times the largest gradient entry
   // (its terms are of that size): where both one-sided derivatives are ~0 (equal pixels on
@@ -67,7 +67,11 @@ std::vector<CheckRecord> one_sided(const CheckContext& ctx, const Case& c, const
     const Side right = fit(s_at(i, hr), s_at(i, 2 * hr), s_at(i, 3 * hr), hr, 1.0);
     const Side left = fit(s_at(i, -hl), s_at(i, -2 * hl), s_at(i, -3 * hl), hl, -1.0);
     const double g = grad.data[size_t(i)];
-    const double noise = 64 * 0x1.0p-53 * mag / std::min(hr, hl);
+    // Rounding of s (relative to the terms it sums, OpKinks::term_scale) and of the positions
+    // x sets (~eps max(1, |x|) of x, fd.cpp's position_noise) times the slopes, over the step.
+    const double slopes = std::fabs(left.slope) + std::fabs(right.slope) + std::fabs(g);
+    const double noise =
+        64 * 0x1.0p-53 * (mag + std::max(1.0, std::fabs(x.data[size_t(i)])) * slopes) / std::min(hr, hl);
     const double tol = rtol * (std::fabs(left.slope) + std::fabs(right.slope) + std::fabs(g)) + noise + f32_floor;
     // Sides are named along the kink's own quantity (the coordinate, the max gap): when it
     // falls as the input rises, the input's t > 0 is its left.

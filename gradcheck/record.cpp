@@ -87,14 +87,25 @@ json sides_to_json(const std::vector<SideRow>& rows) {
   return a;
 }
 
+// A text column as wide as its widest entry (at least `least`), plus a space: input names
+// (sampling_locations) and compound kink names outgrow any fixed width.
+template <typename Rows, typename Get>
+int column_width(const Rows& rows, int least, Get get) {
+  size_t w = size_t(least - 1);
+  for (const auto& r : rows) w = std::max(w, get(r).size());
+  return int(w + 1);
+}
+
 void print_summary(std::ostream& os, const std::vector<SummaryRow>& rows) {
-  os << std::left << std::setw(16) << "op" << std::setw(26) << "backend" << std::setw(8) << "input" << std::setw(16)
+  const int bw = column_width(rows, 26, [](const SummaryRow& r) { return r.backend; });
+  const int iw = column_width(rows, 8, [](const SummaryRow& r) { return r.input; });
+  os << std::left << std::setw(16) << "op" << std::setw(bw) << "backend" << std::setw(iw) << "input" << std::setw(16)
      << "method" << std::right << std::setw(7) << "checks" << std::setw(6) << "agree" << std::setw(6) << "fail"
      << std::setw(7) << "other" << std::setw(11) << "worst" << std::setw(9) << "tol" << std::setw(7) << "moved"
      << std::setw(7) << "shrunk" << std::setw(10) << "kink-skip" << '\n';
   for (const auto& s : rows) {
     const int64_t pass = s.count(Verdict::Agree), fail = s.failures();
-    os << std::left << std::setw(16) << s.op << std::setw(26) << s.backend << std::setw(8) << s.input << std::setw(16)
+    os << std::left << std::setw(16) << s.op << std::setw(bw) << s.backend << std::setw(iw) << s.input << std::setw(16)
        << s.method << std::right << std::setw(7) << s.checks << std::setw(6) << pass << std::setw(6) << fail
        << std::setw(7) << s.checks - pass - fail << std::setw(11) << std::setprecision(2) << s.worst << std::setw(9)
        << std::setprecision(1) << s.tolerance << std::setw(7) << s.moved << std::setw(7) << s.shrunk << std::setw(10)
@@ -111,13 +122,16 @@ void print_summary(std::ostream& os, const std::vector<SummaryRow>& rows) {
 
 void print_sides(std::ostream& os, const std::vector<SideRow>& rows) {
   if (rows.empty()) return;
+  const int bw = column_width(rows, 26, [](const SideRow& r) { return r.backend; });
+  const int iw = column_width(rows, 8, [](const SideRow& r) { return r.input; });
+  const int kw = column_width(rows, 22, [](const SideRow& r) { return r.kink; });
   os << "\nOne-sided derivatives at kinks: which side each backend's gradient equals\n"
-     << std::left << std::setw(16) << "op" << std::setw(26) << "backend" << std::setw(8) << "input" << std::setw(22)
+     << std::left << std::setw(16) << "op" << std::setw(bw) << "backend" << std::setw(iw) << "input" << std::setw(kw)
      << "kink" << std::right << std::setw(7) << "right" << std::setw(7) << "left" << std::setw(7) << "both"
      << std::setw(9) << "neither" << std::setw(7) << "jumps" << '\n';
   for (const auto& s : rows) {
     auto get = [&](const char* k) { auto it = s.sides.find(k); return it == s.sides.end() ? int64_t(0) : it->second; };
-    os << std::left << std::setw(16) << s.op << std::setw(26) << s.backend << std::setw(8) << s.input << std::setw(22)
+    os << std::left << std::setw(16) << s.op << std::setw(bw) << s.backend << std::setw(iw) << s.input << std::setw(kw)
        << s.kink << std::right << std::setw(7) << get("right") << std::setw(7) << get("left") << std::setw(7)
        << get("both") << std::setw(9) << get("neither") << std::setw(7) << s.jumps << '\n';
   }

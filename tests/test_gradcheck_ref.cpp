@@ -9,9 +9,13 @@
 #include <map>
 #include <set>
 
+#include "core/case_io.h"
 #include "core/op_desc.h"
+#include "gradcheck/fd.h"
+#include "gradcheck/one_sided.h"
 #include "gradcheck/record.h"
 #include "gradcheck/runner.h"
+#include "gradcheck/vs_ref.h"
 #include "reference/ref_backend.h"
 
 namespace oplab::gradcheck {
@@ -48,7 +52,8 @@ TEST_P(GradRef, EveryInputPassesEveryCheck) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GradRef,
-                         ::testing::Values("deform_conv2d", "roi_pool", "roi_align", "deform_roi_pool", "interpolate"));
+                         ::testing::Values("deform_conv2d", "roi_pool", "roi_align", "deform_roi_pool", "interpolate",
+                                           "grid_sample", "ms_deform_attn"));
 
 // The edge-aimed cases put samples exactly on kinks: the checker must have met them, moved
 // or shrunk around them, and counted it (never silently).
@@ -89,6 +94,53 @@ TEST(GradRefKinks, ReferenceTakesTheRightSide) {
   for (const char* k : {"deform_conv2d y=-1", "deform_conv2d y=H", "deform_conv2d x=-1", "deform_conv2d x=W",
                         "deform_conv2d y=0..H-1"})
     EXPECT_TRUE(kinds.count(k)) << k;
+}
+
+// A bicubic sample on a 2x2 image at a corner, where the output (0.0065) is 40 times smaller
+// than the terms it sums (-0.25 times weights of both signs): differences of the forward
+// carry rounding of the terms, not of the output, and an allowance taken from the output
+// failed the reference's own correct gradient (one-sided slopes of +-2e-12 against 0, a
+// projection 5e-7 off) until the op stated its term scale (OpKinks::term_scale).
+TEST(GradRefKinks, CancellingTermsDifferenceWithinTheirRounding) {
+  auto ref = make_ref_backend();
+  const Case c = case_from_json(json::parse(R"({"op": "grid_sample",
+    "params": {"align_corners": true, "mode": "bicubic", "padding_mode": "reflection"},
+    "inputs": {"input": {"shape": [1, 1, 2, 2], "data": [-0.25, -0.0072612762451171875, 0.006481170654296875, 0.009351730346679688]},
+               "grid": {"shape": [1, 1, 1, 2], "data": [-1.0, -3.0]}},
+    "grad_output": {"shape": [1, 1, 1, 1], "data": [0.013896942138671875]}})"));
+  for (int64_t index = 0; index < 40; ++index) {
+    CheckContext ctx{ref.get(), ref.get(), ref.get(), Precision::F64, kSeed, index};
+    const CheckRecord p = fd_projection(ctx, c, "grid", 0);
+    EXPECT_EQ(p.verdict, Verdict::Agree) << index << ": " << p.detail;
+    const Result g = backward(*ref, c, *c.grad_output);
+    for (const auto& r : one_sided(ctx, c, "grid", g.grads.at("grid"), 8))
+      EXPECT_FALSE(r.failed()) << index << ": " << r.detail;
+  }
+}
+
+// Double gradients of a coordinate whose terms cancel: at a reflected bicubic edge the
+// reference sums x's symmetric taps to exactly 0, PyTorch (measured) to -1.25e-18, while y's
+// gradient 1e-9 from the edge is ~4e-10, so the tensor's relative floor is 4e-20. The
+// difference is rounding of terms ~0.1 and agrees; a gradient off by 1e-12 still does not.
+TEST(GradRefKinks, CancellingTermsAgreeWithinTheirRounding) {
+  auto ref = make_ref_backend();
+  const Case c = case_from_json(json::parse(R"({"op": "grid_sample",
+    "params": {"align_corners": true, "mode": "bicubic", "padding_mode": "reflection"},
+    "inputs": {"input": {"shape": [1, 1, 3, 2], "data": [0.2171154022216797, -0.25, -0.28458404541015625, 0.75, -0.25, -0.388397216796875]},
+               "grid": {"shape": [1, 1, 1, 2], "data": [-1.0, -0.999999999]}},
+    "grad_output": {"shape": [1, 1, 1, 1], "data": [-0.1818523406982422]}})"));
+  CheckContext ctx{ref.get(), ref.get(), ref.get(), Precision::F64, kSeed, 0};
+  const Result want = evaluate(*ref, c);
+  ASSERT_EQ(want.grads.at("grid").data[0], 0.0);
+  auto verdict_with = [&](double grid0) {
+    Result got = want;
+    got.grads.at("grid").data[0] = grid0;
+    for (const auto& r : vs_ref(ctx, c, got, {}))
+      if (r.input == "grid") return r.verdict;
+    return Verdict::Skipped;
+  };
+  EXPECT_EQ(verdict_with(-1.25e-18), Verdict::Agree);
+  EXPECT_EQ(verdict_with(1e-12), Verdict::Disagree);
 }
 
 }  // namespace
