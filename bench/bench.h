@@ -27,6 +27,8 @@ struct Timing {
   // (max - min) / median: how far apart this machine's runs of the same call landed.
   double spread() const { return median_ms > 0 ? (max_ms - min_ms) / median_ms : 0; }
 };
+// The milliseconds one call of `call` takes (steady clock).
+double ms_of(const std::function<void()>& call);
 Timing time_call(const std::function<void()>& call, int warmup, int repeats);
 Timing timing_of(std::vector<double> runs_ms);  // the figures of runs measured elsewhere
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/shape_builder.h"
+#include "core/msda_levels.h"
 
 namespace oplab::bench {
 
@@ -14,14 +15,9 @@ namespace {
 void shapes(ShapeBuilder& b) {
   const std::vector<std::pair<int64_t, int64_t>> levels{{100, 152}, {50, 76}, {25, 38}, {13, 19}};
   const int64_t L = int64_t(levels.size()), M = 8, Dh = 32, P = 4;
-  Tensor shapes(Shape{L, 2}), starts(Shape{L});
-  int64_t S = 0;
-  for (int64_t l = 0; l < L; ++l) {
-    shapes.at(l, 0) = double(levels[size_t(l)].first);
-    shapes.at(l, 1) = double(levels[size_t(l)].second);
-    starts.data[size_t(l)] = double(S);
-    S += levels[size_t(l)].first * levels[size_t(l)].second;
-  }
+  const MsdaLevels lv = msda_levels(levels);
+  const Tensor &shapes = lv.spatial_shapes, &starts = lv.level_start_index;
+  const int64_t S = lv.S;
   const Uniform unit{-1, 1}, positive{0, 1};
   // The reduced set keeps the levels (their sizes are the point) and cuts the batch and queries.
   const int64_t N = b.reduced() ? 1 : 2;

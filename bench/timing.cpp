@@ -18,13 +18,11 @@ Timing timing_of(std::vector<double> runs_ms) {
   return t;
 }
 
-namespace {
 double ms_of(const std::function<void()>& call) {
   const auto t0 = std::chrono::steady_clock::now();
   call();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-}  // namespace
 
 Timing time_call(const std::function<void()>& call, int warmup, int repeats) {
   return time_alternating({[&] { return ms_of(call); }}, warmup, repeats).front();

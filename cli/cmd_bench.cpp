@@ -1,13 +1,14 @@
 // `oplab bench`: the standard shapes, forward and backward, halide-cpu (and halide-cuda where
-// it runs) against torchvision with the same thread count in the same run. Every figure is a
+// it runs) against torchvision (and on the CPU forward the other live peers) with the same
+// thread count, every side timed in one alternation (bench/peer_timing.h). Every figure is a
 // ratio (peer time / ours); achieved GB/s is set against the copy bandwidth measured here.
 #include <algorithm>
-#include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <thread>
 
 #include "bench/bench.h"
+#include "bench/peer_timing.h"
 #include "cli/builtin_backends.h"
 #include "cli/commands.h"
 #include "cli/names.h"
@@ -67,49 +68,82 @@ json time_reference_baseline(Backend& ref, const Case& c) {
   return json{{"median_ms", t.median_ms}, {"ms", t.runs_ms}, {"baseline", "ref (double, 1 thread, 1 run)"}};
 }
 
-// The peer on the same kind of device as ours: torchvision's CPU kernels against halide-cpu,
-// its CUDA kernels against halide-cuda. One request times `repeats` runs after `warmup`.
-json time_peer(const json& request, bool backward, const Options& opt, const std::string& device, int repeats,
-               int warmup) {
-  json req = request;
-  req["device"] = device;
-  req["threads"] = opt.threads;
-  req["repeats"] = repeats;
-  req["warmup"] = warmup;
-  req["backward"] = backward;
-  try {
-    return torchvision_bench(req);
-  } catch (const std::exception& e) {
-    return json{{"unsupported", e.what()}};
-  }
+// A peer run longer than this (the pure-PyTorch ms_deform_attn encoder: seconds) makes the
+// measurement a slow one: fewer runs, no warm-ups, so that one shape cannot take the main
+// job's quarter of an hour.
+constexpr double kSlowMs = 1000;
+
+// torchvision on the same kind of device as ours: its CPU kernels against halide-cpu, its CUDA
+// kernels against halide-cuda. Each request draws its inputs and times one run after
+// `peer_warmup` runs of its own; the probe says whether torchvision has the op at all.
+bench::PeerSide torchvision_side(const json& request, bool backward, const Options& opt, const std::string& device) {
+  auto one = [=](int peer_warmup) {
+    json req = request;
+    req["device"] = device;
+    req["threads"] = opt.threads;
+    req["repeats"] = 1;
+    req["warmup"] = peer_warmup;
+    req["backward"] = backward;
+    const json r = torchvision_bench(req);
+    if (!r.contains("median_ms")) throw std::runtime_error("torchvision answered " + r.dump());
+    return r["median_ms"].get<double>();
+  };
+  return {"torchvision", [one] {
+            const double probe = one(1);
+            const int peer_warmup = probe > kSlowMs ? 0 : 1;
+            return bench::StartedPeer{[one, peer_warmup] { return one(peer_warmup); }, probe};
+          }};
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+// The other live peers, on the CPU forward with the same thread count: onnxruntime (its own
+// bridge process, session built once) and opencv (cv::resize in this process).
+std::vector<bench::PeerSide> other_cpu_peers(const Case& c, const Options& opt) {
+  return {{"onnxruntime", [&c, &opt] {
+             OnnxruntimeBench b = start_onnxruntime_bench(c, opt.threads);
+             return bench::StartedPeer{b.run, b.probe_ms};
+           }},
+          {"opencv", [&c, &opt] {
+             std::function<double()> run = start_opencv_bench(c, opt.threads);
+             const double probe = run();
+             return bench::StartedPeer{run, probe};
+           }}};
 }
 
-// The other live peers on the CPU forward, same thread count, same run: onnxruntime (its own
-// bridge process, session built once) and opencv (cv::resize in this process). Each peer's
-// median, and its ratio against the fastest peer of the shape (1.0 = the fastest).
-void time_other_peers(json& rec, const Case& c, const json& torchvision, const Options& opt) {
-  json peers = json::object();
-  if (torchvision.contains("median_ms") && !torchvision.contains("baseline")) peers["torchvision"] = torchvision["median_ms"];
-  const std::pair<const char*, std::vector<double> (*)(const Case&, int, int)> others[] = {
-      {"onnxruntime", onnxruntime_bench}, {"opencv", opencv_bench}};
-  for (const auto& [name, bench_fn] : others) {
-    try {
-      peers[name] = median(bench_fn(c, opt.repeats, opt.threads));
-    } catch (const std::exception& e) {
-      rec["peer_unsupported"][name] = e.what();
+// A peer's figures as the record holds them: its timing and overlap flag, or why it has none.
+json peer_json(const bench::PeerTiming& p, const bench::Measurement& m) {
+  if (!p.t) return json{{"unsupported", p.unsupported}};
+  json j = timing_json(*p.t);
+  j["alternated"] = true;
+  if (p.overlap) j["overlap"] = true;
+  if (p.slow) j["slow"] = "a peer run over 1 s: " + std::to_string(m.repeats) + " runs, no warm-up";
+  return j;
+}
+
+// Every peer's figures beside torchvision's (the CPU forward): `peers` (each peer's timing,
+// overlap flag and ratio peer / ours), `peers_ms`, each peer against the fastest, ours against
+// the fastest (and whether that ratio is within the noise), and why a peer has no figure.
+void record_peers(json& rec, const bench::Measurement& m) {
+  for (const bench::PeerTiming& p : m.peers) {
+    json j = peer_json(p, m);
+    if (!p.t) {
+      rec["peer_unsupported"][p.name] = p.unsupported;
+      continue;
     }
+    if (m.ours) j["ratio"] = p.t->median_ms / m.ours->median_ms;
+    rec["peers"][p.name] = j;
+    rec["peers_ms"][p.name] = p.t->median_ms;
   }
-  if (peers.empty()) return;
-  double fastest = INFINITY;
-  for (const auto& [n, ms] : peers.items()) fastest = std::min(fastest, ms.get<double>());
-  rec["peers_ms"] = peers;
-  for (const auto& [n, ms] : peers.items()) rec["peer_ratio_to_fastest"][n] = ms.get<double>() / fastest;
-  if (rec["ours"].contains("median_ms")) rec["ratio_to_fastest_peer"] = fastest / rec["ours"]["median_ms"].get<double>();
+  if (!rec.contains("peers_ms")) return;
+  std::string fastest;
+  for (const auto& [n, ms] : rec["peers_ms"].items())
+    if (fastest.empty() || ms.get<double>() < rec["peers_ms"][fastest].get<double>()) fastest = n;
+  const double fastest_ms = rec["peers_ms"][fastest];
+  for (const auto& [n, ms] : rec["peers_ms"].items()) rec["peer_ratio_to_fastest"][n] = ms.get<double>() / fastest_ms;
+  rec["fastest_peer"] = fastest;
+  if (m.ours) {
+    rec["ratio_to_fastest_peer"] = rec["peers"][fastest]["ratio"];
+    if (rec["peers"][fastest].value("overlap", false)) rec["fastest_peer_overlap"] = true;
+  }
 }
 
 std::string fmt(double v, int prec) {
@@ -193,41 +227,17 @@ int run_bench(const Options& opt) {
         bool kernel_only = false;
         std::string why;
         const std::function<void()> call = our_call(*b, device, c, backward, &kernel_only, &why);
-        // A first request says whether the peer has the op; where it does, ours and the peer
-        // alternate run by run (each peer run after a warm-up run of its own), so that a slow
-        // phase of this noisy machine falls on both sides alike.
-        json peer = time_peer(s.peer_request, backward, opt, peer_device, 1, 1);
-        // A peer run of seconds (the pure-PyTorch ms_deform_attn encoder): 3 runs, no warm-up
-        // of their own, so that one shape cannot take the main job's quarter of an hour.
-        const bool slow = peer.value("median_ms", 0.0) > 1000;
-        const int repeats = slow ? std::min(opt.repeats, 3) : opt.repeats, warmup = slow ? 0 : opt.warmup,
-                  peer_warmup = slow ? 0 : 1;
-        json ours;
-        if (!call) {
-          ours = json{{"unsupported", why}};
-        } else if (peer.contains("median_ms")) {
-          std::function<double()> peer_run = [&] {
-            const json one = time_peer(s.peer_request, backward, opt, peer_device, 1, peer_warmup);
-            if (!one.contains("median_ms")) throw std::runtime_error("the peer stopped answering: " + one.dump());
-            return one["median_ms"].get<double>();
-          };
-          std::function<double()> our_run = [&] {
-            const auto t0 = std::chrono::steady_clock::now();
-            call();
-            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-          };
-          try {
-            const auto t = bench::time_alternating({our_run, peer_run}, warmup, repeats);
-            ours = timing_json(t[0]);
-            peer = timing_json(t[1]);
-            peer["alternated"] = true;
-            if (slow) peer["slow"] = "a peer run over 1 s: " + std::to_string(repeats) + " runs, no warm-up";
-            if (bench::ranges_overlap(t[0], t[1])) peer["overlap"] = true;
-          } catch (const std::exception& e) {
-            peer = json{{"unsupported", e.what()}};
-          }
-        }
-        if (call && !ours.contains("median_ms")) ours = timing_json(bench::time_call(call, opt.warmup, opt.repeats));
+        // Ours and every peer alternate run by run (bench/peer_timing.h): torchvision on the
+        // same kind of device, and on the CPU forward the other live peers as well.
+        std::vector<bench::PeerSide> peers{torchvision_side(s.peer_request, backward, opt, peer_device)};
+        const bool all_peers = !backward && device == HalideDevice::Cpu;
+        if (all_peers)
+          for (bench::PeerSide& p : other_cpu_peers(c, opt)) peers.push_back(std::move(p));
+        std::function<double()> our_run;
+        if (call) our_run = [&call] { return bench::ms_of(call); };
+        const bench::Measurement m = bench::measure(our_run, peers, bench::TimingPlan{opt.warmup, opt.repeats, kSlowMs, 3});
+        json ours = m.ours ? timing_json(*m.ours) : json{{"unsupported", why}};
+        json peer = peer_json(m.peers.front(), m);
         if (ours.contains("median_ms")) ours["kernel_only"] = kernel_only;
         // Where the peer lacks the op, the CPU kernels are set against our double reference.
         if (peer.contains("unsupported") && device == HalideDevice::Cpu && reg.find("ref"))
@@ -267,7 +277,7 @@ int run_bench(const Options& opt) {
             overlapped |= peer.value("overlap", false);
           }
         }
-        if (!backward && device == HalideDevice::Cpu) time_other_peers(rec, c, peer, opt);
+        if (all_peers) record_peers(rec, m);
         records.push_back(rec);
         std::cout << std::left << std::setw(36) << s.name << std::setw(10) << (backward ? "backward" : "forward")
                   << std::right << std::setw(12) << ours_ms << std::setw(12) << peer_ms << std::setw(9) << ratio
@@ -276,8 +286,11 @@ int run_bench(const Options& opt) {
           std::cout << "    peers (ms, x fastest):";
           for (const auto& [n, ms] : rec["peers_ms"].items())
             std::cout << ' ' << n << ' ' << fmt(ms.get<double>(), 2) << " (" << fmt(rec["peer_ratio_to_fastest"][n].get<double>(), 1) << "x)";
-          if (rec.contains("ratio_to_fastest_peer"))
-            std::cout << "; ours against the fastest: " << fmt(rec["ratio_to_fastest_peer"].get<double>(), 1) << "x";
+          if (rec.contains("ratio_to_fastest_peer")) {
+            std::cout << "; ours against the fastest: " << fmt(rec["ratio_to_fastest_peer"].get<double>(), 1) << "x"
+                      << (rec.value("fastest_peer_overlap", false) ? "~" : "");
+            overlapped |= rec.value("fastest_peer_overlap", false);
+          }
           std::cout << '\n';
         }
       }
@@ -295,10 +308,10 @@ int run_bench(const Options& opt) {
   }
   // The columns, and only the markers that appear.
   std::cout << "(ours, peer: median of " << opt.repeats << " runs after " << opt.warmup
-            << " warm-up, the two alternating run by run; ratio = peer ms / ours ms; rate = GB/s moved (inputs + output)"
+            << " warm-up, ours and every peer alternating run by run; ratio = peer ms / ours ms; rate = GB/s moved (inputs + output)"
             << (gflops ? ", or GF = GFLOP/s for compute-bound shapes" : "")
             << "; %limit = rate / copy bandwidth" << (gflops ? ", or F: GFLOP/s / FMA peak" : "");
-  if (overlapped) std::cout << ";\n ~ = the two sides' [min, max] ranges overlap: the ratio is within this run's noise";
+  if (overlapped) std::cout << ";\n ~ = the ratio's two sides' [min, max] ranges overlap: it is within this run's noise";
   if (starred) std::cout << ";\n * = timed through the backend's run(), float conversion of the tensors included";
   if (baseline) std::cout << ";\n r = ratio against our double reference, single-threaded, where the peer lacks the op";
   std::cout << ")\nshapes:\n";

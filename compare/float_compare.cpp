@@ -39,7 +39,9 @@ Case magnitude_case(const Case& c, int alternate = 0) {
   for (auto& [name, t] : m.inputs)
     if (!is_coordinate_input(c.op, name))
       for (double& v : t.data) v = std::fabs(v);
-  if (alternate && m.inputs.count("input")) {
+  if (alternate && op_compare(c.op).alternate_signs) {
+    op_compare(c.op).alternate_signs(m, alternate);
+  } else if (alternate && m.inputs.count("input")) {
     Tensor& x = m.inputs.at("input");
     const int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
     for (size_t i = 0; i < x.data.size(); ++i) {
@@ -53,10 +55,11 @@ Case magnitude_case(const Case& c, int alternate = 0) {
 }
 
 // The coordinate input whose gradient is a difference of neighbouring pixels (deform_conv2d's
-// and deform_roi_pool's offset, grid_sample's grid), or nullptr.
+// and deform_roi_pool's offset, grid_sample's grid, ms_deform_attn's sampling_locations), or
+// nullptr.
 const char* coordinate_grads(const Case& c) {
   if (!c.grad_output) return nullptr;
-  for (const char* name : {"offset", "grid"})
+  for (const char* name : {"offset", "grid", "sampling_locations"})
     if (c.inputs.count(name)) return name;
   return nullptr;
 }

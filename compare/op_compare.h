@@ -69,6 +69,10 @@ struct OpCompare {
   // The most boundary flips a backend that follows the Halide kernels' precision may show,
   // as a fraction of cases (compare/flip_rule.h; each op's file says why its number).
   double flip_budget = 0;
+  // Optional, for an op whose coordinate gradient is a difference of neighbouring pixels of a
+  // feature map that is not "input" [.., H, W]: flips the sign of every other row (alternate 1)
+  // or column (2) of that map in the magnitude case (compare/float_compare.cpp says why).
+  void (*alternate_signs)(Case&, int alternate) = nullptr;
 };
 using OpCompareRegistrar = OpTraits<OpCompare>::Registrar;
 inline const OpCompare& op_compare(const std::string& op) { return OpTraits<OpCompare>::of(op); }

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <mutex>
 #include <thread>
@@ -40,7 +43,42 @@ int reap(pid_t pid, double grace_s) {
   return status;
 }
 
+// Writes all of p[0, n) to fd; false when the reader is gone (EPIPE) or on another error.
+bool write_fd(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+bool read_fd(int fd, char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= size_t(r);
+  }
+  return true;
+}
+
 }  // namespace
+
+bool write_frame(int fd, const std::string& bytes) {
+  const uint64_t n = bytes.size();
+  return write_fd(fd, reinterpret_cast<const char*>(&n), sizeof n) && write_fd(fd, bytes.data(), bytes.size());
+}
+
+bool read_frame(int fd, std::string& bytes) {
+  uint64_t n = 0;
+  if (!read_fd(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
+  bytes.assign(n, '\0');
+  return read_fd(fd, bytes.data(), n);
+}
 
 std::string describe_wait_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -63,8 +101,8 @@ void ignore_sigpipe_once() {
 void LineChild::start() {
   if (running()) return;
   ignore_sigpipe_once();
-  if (o_.argv.empty()) throw ChildError(ChildError::CannotStart, "no command to run");
-  if (access(o_.argv[0].c_str(), X_OK) != 0)
+  if (o_.argv.empty() && !o_.body) throw ChildError(ChildError::CannotStart, "no command to run");
+  if (!o_.body && access(o_.argv[0].c_str(), X_OK) != 0)
     throw ChildError(ChildError::CannotStart, o_.argv[0] + " is not an executable file");
 
   // O_CLOEXEC on every end: a later child must not inherit this child's pipes, or this child
@@ -92,11 +130,21 @@ void LineChild::start() {
   argv.push_back(nullptr);
   const char* cwd = o_.cwd.empty() ? nullptr : o_.cwd.c_str();
   const bool own_group = o_.own_process_group;
+  if (o_.body) std::fflush(nullptr);  // nothing buffered may be written twice
   const pid_t pid = fork();
   if (pid < 0) {
     const int e = errno;
     close_all({in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], log_fd});
     throw ChildError(ChildError::CannotStart, std::string("fork: ") + strerror(e));
+  }
+  if (pid == 0 && o_.body) {
+    // A forked body: no exec, so the parent's ends and the exec-report pipe are closed here
+    // (the parent waits on err_pipe's EOF, and sees ours at EOF only once we close its end).
+    if (own_group) setpgid(0, 0);
+    close_all({in_pipe[1], out_pipe[0], err_pipe[0], err_pipe[1], log_fd});
+    signal(SIGPIPE, SIG_DFL);
+    o_.body(in_pipe[0], out_pipe[1]);
+    _exit(0);
   }
   if (pid == 0) {
     // dup2 clears O_CLOEXEC on the copies, so only stdin/stdout/stderr survive exec. err_pipe
@@ -127,17 +175,22 @@ void LineChild::start() {
   scanned_ = 0;
   if (n > 0) {
     stop(0);
-    throw ChildError(ChildError::CannotStart, "cannot run " + o_.argv[0] +
+    throw ChildError(ChildError::CannotStart, "cannot run " + o_.argv.at(0) +
                                                   (o_.cwd.empty() ? "" : " in " + o_.cwd) + ": " + strerror(child_errno));
   }
 }
 
 std::string LineChild::request(const std::string& line, double timeout_s) {
   start();
-  if (!write_all(line.data(), line.size()) || !write_all("\n", 1)) died("stopped reading its input");
+  if (!(o_.framed ? write_frame(to_, line) : write_all(line.data(), line.size()) && write_all("\n", 1)))
+    died("stopped reading its input");
   std::string reply;
-  const int r = read_line(reply, timeout_s);
+  const int r = read_message(reply, timeout_s);
   if (r == 0) died("closed its output");
+  if (r == -2) {
+    kill_now();
+    throw ChildError(ChildError::Stopped, "stopped on request (process killed)");
+  }
   if (r < 0) {
     kill_now();
     char buf[64];
@@ -169,44 +222,48 @@ void LineChild::died(const std::string& what) {
   throw ChildError(ChildError::Died, "the process " + what + " (" + describe_wait_status(last_status_) + ")");
 }
 
-bool LineChild::write_all(const char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t w = write(to_, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;  // EPIPE: the child is gone
-    }
-    p += w;
-    n -= size_t(w);
+bool LineChild::write_all(const char* p, size_t n) { return write_fd(to_, p, n); }
+
+bool LineChild::take_message(std::string& msg) {
+  if (o_.framed) {
+    uint64_t n = 0;
+    if (buf_.size() < sizeof n) return false;
+    std::memcpy(&n, buf_.data(), sizeof n);
+    if (buf_.size() - sizeof n < n) return false;
+    msg.assign(buf_, sizeof n, n);
+    buf_.erase(0, sizeof n + n);
+    return true;
   }
+  const size_t nl = buf_.find('\n', scanned_);
+  if (nl == std::string::npos) {
+    scanned_ = buf_.size();
+    return false;
+  }
+  msg.assign(buf_, 0, nl);
+  buf_.erase(0, nl + 1);
+  scanned_ = 0;
   return true;
 }
 
 // Our own buffered reader: answers can be several MB and there are thousands of them, so bytes
-// past the newline stay in buf_ and the scan for '\n' never revisits old bytes.
-int LineChild::read_line(std::string& line, double timeout_s) {
+// past the message stay in buf_ and the scan for '\n' never revisits old bytes.
+int LineChild::read_message(std::string& msg, double timeout_s) {
   using clock = std::chrono::steady_clock;
   const bool limited = timeout_s > 0;
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(limited ? timeout_s : 0));
   for (;;) {
-    const size_t nl = buf_.find('\n', scanned_);
-    if (nl != std::string::npos) {
-      line.assign(buf_, 0, nl);
-      buf_.erase(0, nl + 1);
-      scanned_ = 0;
-      return 1;
-    }
-    scanned_ = buf_.size();
-    int wait_ms = -1;
+    if (take_message(msg)) return 1;
+    if (o_.should_stop && o_.should_stop()) return -2;
+    int wait_ms = o_.should_stop ? 100 : -1;
     if (limited) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
       if (left <= 0) return -1;
-      wait_ms = int(std::min<long long>(left, 1 << 30));
+      wait_ms = int(std::min<long long>(left, wait_ms < 0 ? (1 << 30) : wait_ms));
     }
     pollfd p{from_, POLLIN, 0};
     const int pr = poll(&p, 1, wait_ms);
     if (pr < 0 && errno == EINTR) continue;
-    if (pr == 0) continue;  // the deadline check above decides
+    if (pr == 0) continue;  // the deadline and stop checks above decide
     char chunk[1 << 16];
     const ssize_t r = read(from_, chunk, sizeof chunk);
     if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;

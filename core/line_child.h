@@ -1,11 +1,14 @@
 #pragma once
-// A long-lived child process spoken to one line at a time over its stdin and stdout: the one
-// pipe layer of the backends that live in a process of their own (the line protocol of
-// docs/protocol.md, the torchvision bridge). It starts the child, sends a line, waits for the
-// answer line with a timeout, and says how the child ended when it dies; it never lets a
-// dead or stuck child take the caller down (SIGPIPE is ignored, a hang is killed).
+// A long-lived child process spoken to one message at a time over two pipes: the one pipe layer
+// of everything that lives in a process of its own (the line protocol of docs/protocol.md, the
+// torchvision bridge, the fuzz campaign's workers). It starts the child (a program, or a
+// function in a forked copy of this process), sends a message, waits for the answer with a
+// timeout, and says how the child ended when it dies; it never lets a dead or stuck child take
+// the caller down (SIGPIPE is ignored, a hang is killed). Messages are lines, or frames (an
+// 8-byte length, then the bytes) for binary answers.
 #include <sys/types.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,7 +18,7 @@ namespace oplab {
 // What went wrong with the child, in one line. kind tells the caller whether the child is
 // gone (Died, Hung: it was killed) or never started (CannotStart).
 struct ChildError : std::runtime_error {
-  enum Kind { CannotStart, Died, Hung };
+  enum Kind { CannotStart, Died, Hung, Stopped };
   ChildError(Kind k, const std::string& what) : std::runtime_error(what), kind(k) {}
   Kind kind;
 };
@@ -28,11 +31,24 @@ std::string describe_wait_status(int status);
 // fails with EPIPE instead and the caller reports the dead child.
 void ignore_sigpipe_once();
 
+// The frames of a framed child, for its own side: write one message, read one (blocking; false
+// at EOF or on an error).
+bool write_frame(int fd, const std::string& bytes);
+bool read_frame(int fd, std::string& bytes);
+
 struct LineChildOptions {
   std::vector<std::string> argv;  // argv[0] is run as given (execv), e.g. {"/bin/sh", "-c", CMD}
   std::string cwd;                // empty: the caller's working directory
   std::string stderr_path;        // empty: the caller's stderr; else appended to this file
   bool own_process_group = false; // true: Ctrl-C at the terminal does not reach the child
+  // Instead of argv: run this in a forked copy of this process (no exec), reading requests from
+  // `in` and writing answers to `out`; it must end with _exit. Fork before starting threads
+  // that the child would need: they do not survive a fork.
+  std::function<void(int in, int out)> body;
+  bool framed = false;             // messages are frames (write_frame), not lines
+  // Asked at least every 100 ms while an answer is awaited: true kills the child and throws
+  // ChildError(Stopped) (a campaign's Ctrl-C).
+  std::function<bool()> should_stop;
 };
 
 class LineChild {
@@ -47,11 +63,13 @@ class LineChild {
 
   // Starts the child if it is not running; ChildError(CannotStart) with one line when it cannot.
   void start();
-  // Sends `line` (a newline is added) and returns the next line the child writes (without its
-  // newline), waiting at most timeout_s seconds (<= 0: no limit). On EOF or EPIPE the child is
-  // reaped and ChildError(Died) says how it ended; past the timeout it is killed and
-  // ChildError(Hung) is thrown. Starts the child first when needed.
+  // Sends `line` (a newline is added; a frame's length, when framed) and returns the next line
+  // the child writes (without its newline; the next frame, when framed), waiting at most
+  // timeout_s seconds (<= 0: no limit). On EOF or EPIPE the child is reaped and
+  // ChildError(Died) says how it ended (last_status() holds its wait status); past the timeout
+  // it is killed and ChildError(Hung) is thrown. Starts the child first when needed.
   std::string request(const std::string& line, double timeout_s);
+  int last_status() const { return last_status_; }
   // Closes the child's stdin (a well-behaved child then ends), waits up to `grace_s`, then kills.
   void stop(double grace_s = 5.0);
   // Kills at once: for a stream that can no longer be trusted (a line that is not the answer).
@@ -60,8 +78,10 @@ class LineChild {
  private:
   [[noreturn]] void died(const std::string& what);
   bool write_all(const char* p, size_t n);
-  // 1: a line; 0: EOF; -1: timed out.
-  int read_line(std::string& line, double timeout_s);
+  // 1: a message; 0: EOF; -1: timed out; -2: should_stop said so.
+  int read_message(std::string& msg, double timeout_s);
+  // Takes one whole message off the front of buf_, if there is one.
+  bool take_message(std::string& msg);
 
   LineChildOptions o_;
   pid_t pid_ = -1;

@@ -21,6 +21,7 @@
 #include "bench/bench.h"
 #include "cli/builtin_backends.h"
 #include "core/case_io.h"
+#include "core/msda_levels.h"
 #include "core/op_desc.h"
 #include "halide/ops_glue.h"
 #include "notebooks-cpp/page.h"
@@ -42,13 +43,9 @@ Tensor uniform(Shape s, Rng& rng, double lo, double hi) {
 Case msda_case(const std::vector<std::pair<int64_t, int64_t>>& levels, int64_t N, int64_t Lq, int64_t M, int64_t Dh,
                int64_t P, Rng& rng) {
   const int64_t L = int64_t(levels.size());
-  Tensor shapes(Shape{L, 2}), starts(Shape{L});
-  int64_t S = 0;
-  for (int64_t l = 0; l < L; ++l) {
-    shapes.at(l, 0) = double(levels[size_t(l)].first), shapes.at(l, 1) = double(levels[size_t(l)].second);
-    starts.data[size_t(l)] = double(S);
-    S += levels[size_t(l)].first * levels[size_t(l)].second;
-  }
+  const MsdaLevels lv = msda_levels(levels);
+  const Tensor &shapes = lv.spatial_shapes, &starts = lv.level_start_index;
+  const int64_t S = lv.S;
   Case c;
   c.op = "ms_deform_attn";
   c.inputs = {{"value", uniform({N, S, M, Dh}, rng, -1, 1)},

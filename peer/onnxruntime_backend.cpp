@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "core/case_io.h"
+#include "core/line_child.h"
 #include "external/exec_backend.h"
 
 #ifndef OPLAB_ORT_SCRIPT
@@ -143,23 +144,11 @@ std::optional<std::string> onnxruntime_version() {
   return j["version"].get<std::string>();
 }
 
-std::vector<double> onnxruntime_bench(const Case& c, int repeats, int threads) {
-  if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
-  // The request goes through a file: one line in, one line out, no pipes to manage.
-  std::error_code ec;
-  const fs::path req = fs::temp_directory_path(ec) / ("oplab-ort-bench-" + std::to_string(getpid()) + ".json");
-  {
-    std::ofstream o(req);
-    o << json{{"case", case_to_json(c)}, {"repeats", repeats}, {"threads", threads}}.dump() << "\n";
-  }
-  const std::string cmd = quoted(node_path()) + " " + quoted(script_path()) + " --bench < " + quoted(req.string()) + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) throw std::runtime_error("onnxruntime: cannot start the bench bridge");
-  std::string reply;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) reply.append(buf, n);
-  pclose(p);
-  fs::remove(req, ec);
+namespace {
+
+// One bench request to the bridge; its {"ms": [...]}, or the bridge's refusal thrown.
+std::vector<double> bench_request(LineChild& bridge, const json& req) {
+  const std::string reply = bridge.request(req.dump(), 600);  // a hung bridge is killed, not waited on
   const json j = json::parse(reply, nullptr, false);
   if (!j.is_object()) throw std::runtime_error("onnxruntime: the bench bridge answered: " + reply.substr(0, 120));
   if (j.contains("error")) {
@@ -167,7 +156,21 @@ std::vector<double> onnxruntime_bench(const Case& c, int repeats, int threads) {
     if (j.value("kind", "") == "unsupported") throw Unsupported("onnxruntime: " + e);
     throw std::runtime_error("onnxruntime: " + e);
   }
-  return j.at("ms").get<std::vector<double>>();
+  const std::vector<double> ms = j.at("ms").get<std::vector<double>>();
+  if (ms.size() != size_t(req.value("repeats", 0))) throw std::runtime_error("onnxruntime: the bench bridge answered: " + reply.substr(0, 120));
+  return ms;
+}
+
+}  // namespace
+
+OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads) {
+  if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
+  // The bridge keeps the session between requests: the case (its inputs) is sent once.
+  auto bridge = std::make_shared<LineChild>(LineChildOptions{{node_path(), script_path(), "--bench"}, "", "/dev/null", false});
+  OnnxruntimeBench b;
+  b.probe_ms = bench_request(*bridge, json{{"case", case_to_json(c)}, {"repeats", 1}, {"warmup", 1}, {"threads", threads}}).front();
+  b.run = [bridge] { return bench_request(*bridge, json{{"repeats", 1}, {"warmup", 0}}).front(); };
+  return b;
 }
 
 }  // namespace oplab

@@ -7,6 +7,7 @@
 // the script default to `node` on PATH and the build's copy of the bridge, overridable by the
 // environment variables OPLAB_NODE and OPLAB_ORT_SCRIPT; the bridge loads its packages from
 // peer/onnxruntime/node_modules beside it (scripts/setup.sh installs them).
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,9 +29,14 @@ std::optional<std::string> onnxruntime_missing();
 // The onnxruntime backend's named divergences (peer/onnxruntime_divergences.cpp).
 const std::vector<Divergence>& onnxruntime_divergences();
 
-// Times one case `repeats` times (after one warm-up, session built once) on `threads` intra-op
-// threads in a bridge process of its own; the milliseconds of each run. Throws
+// A bench session of one case: its ORT session built once, on `threads` intra-op threads, in a
+// bridge process of its own (which lives as long as `run`). `run` times one run (ms) and may
+// be called between other sides' runs; probe_ms is the first run, after one warm-up. Throws
 // BackendUnavailable, Unsupported (the bridge's refusal) or std::runtime_error.
-std::vector<double> onnxruntime_bench(const Case& c, int repeats, int threads);
+struct OnnxruntimeBench {
+  std::function<double()> run;
+  double probe_ms = 0;
+};
+OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads);
 
 }  // namespace oplab

@@ -4,8 +4,9 @@
 // a one-node ONNX model (built with the ONNX protobuf schema of onnx-proto), run on the CPU
 // execution provider with one thread. Forward only: ONNX Runtime's CPU kernels have no backward.
 //
-// `node onnxruntime_bridge.js --bench` reads one line {"case": CASE, "repeats": R, "threads": T}
-// and answers {"ms": [...]}: the session is built once, then run R times after one warm-up.
+// `node onnxruntime_bridge.js --bench` reads lines {"case": CASE, "repeats": R, "warmup": W,
+// "threads": T} and answers each with {"ms": [...]}: the session is built once, then run R times
+// after W warm-up runs (default 5 and 1); a line without "case" times the same session again.
 'use strict';
 
 const path = require('path');
@@ -261,18 +262,27 @@ async function evaluate(c) {
   }
 }
 
+// The bench session of the last request that carried a case: a request without one times it
+// again, so that the harness can alternate single runs of this peer with its other sides
+// without rebuilding the session (or resending the inputs) for each.
+let kept = null;
+
 async function bench(req) {
-  const built = BUILD[req.case.op] && BUILD[req.case.op](req.case);
-  if (!built) return { error: `no op ${req.case.op}` };
-  const s = await session(built.model, req.threads || 1);
-  await s.run(built.feeds);  // warm-up
+  if (req.case) {
+    if (kept) await kept.s.release();
+    kept = null;
+    const built = BUILD[req.case.op] && BUILD[req.case.op](req.case);
+    if (!built) return { error: `no op ${req.case.op}` };
+    kept = { s: await session(built.model, req.threads || 1), feeds: built.feeds };
+  }
+  if (!kept) return { error: 'no bench session: the first request carries a case' };
+  for (let i = 0; i < (req.warmup ?? 1); ++i) await kept.s.run(kept.feeds);
   const ms = [];
-  for (let i = 0; i < (req.repeats || 5); ++i) {
+  for (let i = 0; i < (req.repeats ?? 5); ++i) {
     const t0 = process.hrtime.bigint();
-    await s.run(built.feeds);
+    await kept.s.run(kept.feeds);
     ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  await s.release();
   return { ms };
 }
 

@@ -1,6 +1,8 @@
 #include "peer/opencv_backend.h"
 
 #include <chrono>
+#include <memory>
+#include <utility>
 #include <mutex>
 #include <stdexcept>
 
@@ -116,22 +118,23 @@ std::optional<std::string> opencv_version() {
 #endif
 }
 
-std::vector<double> opencv_bench(const Case& c, int repeats, int threads) {
+std::function<double()> start_opencv_bench(const Case& c, int threads) {
   OpencvBackend b;
   if (auto why = b.unavailable_reason()) throw BackendUnavailable("opencv: " + *why);
   validate_case(c);
   if (auto why = b.unsupported_reason(c)) throw Unsupported("opencv: " + *why);
-  std::vector<double> ms;
 #ifdef OPLAB_HAVE_OPENCV
-  const InterpParams p = parse_interpolate(c);
-  (void)resize_planes(c, p, threads);  // warm-up: OpenCV's pool and tables
-  for (int i = 0; i < repeats; ++i) {
+  auto kept = std::make_shared<const std::pair<Case, InterpParams>>(c, parse_interpolate(c));
+  (void)resize_planes(kept->first, kept->second, threads);  // warm-up: OpenCV's pool and tables
+  return [kept, threads] {
     const auto t0 = std::chrono::steady_clock::now();
-    (void)resize_planes(c, p, threads);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+    (void)resize_planes(kept->first, kept->second, threads);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+#else
+  (void)threads;
+  throw BackendUnavailable("opencv: this binary was built without OpenCV");
 #endif
-  return ms;
 }
 
 }  // namespace oplab

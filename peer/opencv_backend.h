@@ -3,6 +3,7 @@
 // one [H, W] plane at a time, at the output size the case computes (SPEC §14). Forward only.
 // Built when CMake finds OpenCV (core, imgproc); otherwise the backend exists and says in one
 // line that it cannot run here.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +21,9 @@ std::optional<std::string> opencv_version();
 // The opencv backend's named divergences (peer/opencv_divergences.cpp).
 const std::vector<Divergence>& opencv_divergences();
 
-// Times cv::resize on one case (validated, supported) `repeats` times after one warm-up, on
-// `threads` threads; the milliseconds of each run. Throws Unsupported / BackendUnavailable.
-std::vector<double> opencv_bench(const Case& c, int repeats, int threads);
+// cv::resize of one case (validated, supported) on `threads` threads, warmed up once: a function
+// that times one run (ms), to be called between other sides' runs. Throws Unsupported /
+// BackendUnavailable where it cannot run the case.
+std::function<double()> start_opencv_bench(const Case& c, int threads);
 
 }  // namespace oplab

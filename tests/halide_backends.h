@@ -14,20 +14,25 @@
 
 namespace oplab {
 
+// The built-in backend `name` when it can run here; else nullptr, its reason printed under a
+// non-empty `tag` (the caller then skips: GTEST_SKIP must stand in the test body).
+inline Backend* runnable_backend(const std::string& name, const std::string& tag) {
+  Backend* b = builtin_backends().find(name);
+  if (!b) {
+    ADD_FAILURE() << name << " is not built in";
+    return nullptr;
+  }
+  if (auto why = b->unavailable_reason()) {
+    if (!tag.empty()) std::cout << "[" << tag << "] " << name << " skipped: " << *why << "\n";
+    return nullptr;
+  }
+  return b;
+}
+
 inline std::vector<Backend*> runnable_halide_backends(const std::string& tag = "") {
   std::vector<Backend*> v;
-  for (HalideDevice d : kHalideDevices) {
-    Backend* b = builtin_backends().find(halide_backend_name(d));
-    if (!b) {
-      ADD_FAILURE() << halide_backend_name(d) << " is not built in";
-      continue;
-    }
-    if (auto why = b->unavailable_reason()) {
-      if (!tag.empty()) std::cout << "[" << tag << "] " << b->name() << " skipped: " << *why << "\n";
-      continue;
-    }
-    v.push_back(b);
-  }
+  for (HalideDevice d : kHalideDevices)
+    if (Backend* b = runnable_backend(halide_backend_name(d), tag)) v.push_back(b);
   return v;
 }
 

@@ -1,12 +1,17 @@
-// The benchmark's timing method (bench/bench.h): sides alternate run by run, figures carry
-// their spread, and a ratio whose sides' ranges overlap is told apart. Nothing here is timed:
+// The benchmark's timing method (bench/bench.h, bench/peer_timing.h): ours and every peer
+// alternate run by run, figures carry their spread, and a ratio whose sides' ranges overlap is
+// told apart, for every peer alike. Nothing here is timed:
 // the sides report made-up times and record the order they ran in.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench/bench.h"
+#include "bench/peer_timing.h"
 
 namespace oplab {
 namespace {
@@ -32,6 +37,103 @@ TEST(BenchTiming, OverlappingRangesAreTold) {
   EXPECT_TRUE(bench::ranges_overlap(bench::timing_of({1, 2, 3}), bench::timing_of({3, 4})));
   EXPECT_FALSE(bench::ranges_overlap(bench::timing_of({1, 2, 2.9}), bench::timing_of({3, 4})));
   EXPECT_FALSE(bench::ranges_overlap(bench::timing_of({}), bench::timing_of({3, 4})));
+}
+
+// A fake peer: its start (the probe) and each run append its letter to `order` and hand out
+// the next of its made-up times.
+bench::PeerSide fake_peer(const std::string& name, char letter, std::string& order, std::vector<double> ms,
+                          double probe_ms = 1) {
+  auto next = std::make_shared<size_t>(0);
+  auto times = std::make_shared<std::vector<double>>(std::move(ms));
+  return {name, [&order, letter, next, times, probe_ms] {
+            order += char(std::tolower(letter));
+            return bench::StartedPeer{[&order, letter, next, times] {
+                                        order += letter;
+                                        return times->at((*next)++);
+                                      },
+                                      probe_ms};
+          }};
+}
+
+TEST(BenchTiming, OursAndEveryPeerAlternateWithOneSetOfFigures) {
+  std::string order;
+  std::vector<double> ours_ms = {0, 10, 11, 12};  // first: the warm-up round
+  size_t oi = 0;
+  const std::vector<bench::PeerSide> peers{
+      fake_peer("torchvision", 'T', order, {0, 20, 21, 22}),
+      {"absent", [&order]() -> bench::StartedPeer {
+         order += 'a';
+         throw std::runtime_error("absent: no such op");
+       }},
+      fake_peer("fast", 'F', order, {0, 5, 12, 6})};
+  const bench::Measurement m = bench::measure([&] { order += 'O'; return ours_ms[oi++]; }, peers, {1, 3, 1000, 3});
+  // Every peer is started (probed) once, then ours and each live peer alternate run by run.
+  EXPECT_EQ(order, "taf" "OTF" "OTF" "OTF" "OTF");
+  ASSERT_TRUE(m.ours);
+  EXPECT_EQ(m.ours->runs_ms, (std::vector<double>{10, 11, 12}));
+  ASSERT_EQ(m.peers.size(), 3u);
+  EXPECT_EQ(m.peers[0].name, "torchvision");
+  ASSERT_TRUE(m.peers[0].t);
+  EXPECT_EQ(m.peers[0].t->median_ms, 21);
+  EXPECT_FALSE(m.peers[0].overlap);  // [20, 22] against ours [10, 12]
+  EXPECT_FALSE(m.peers[1].t);
+  EXPECT_EQ(m.peers[1].unsupported, "absent: no such op");
+  ASSERT_TRUE(m.peers[2].t);
+  EXPECT_EQ(m.peers[2].t->median_ms, 6);
+  EXPECT_EQ(m.peers[2].t->spread(), (12.0 - 5.0) / 6.0);
+  EXPECT_TRUE(m.peers[2].overlap);  // [5, 12] against [10, 12]: the same flag as torchvision's
+  EXPECT_EQ(m.warmup, 1);
+  EXPECT_EQ(m.repeats, 3);
+  EXPECT_FALSE(m.slow);
+}
+
+TEST(BenchTiming, ASlowPeerCutsTheRunsAndTheWarmupOfEverySide) {
+  std::string order;
+  const std::vector<bench::PeerSide> peers{fake_peer("slow", 'S', order, {3000, 3100}, 2500),
+                                           fake_peer("quick", 'Q', order, {1, 2})};
+  const bench::Measurement m = bench::measure([&] { order += 'O'; return 1.0; }, peers, {2, 5, 1000, 2});
+  EXPECT_EQ(order, "sq" "OSQ" "OSQ");  // no warm-up round, 2 runs
+  EXPECT_TRUE(m.slow);
+  EXPECT_TRUE(m.peers[0].slow);
+  EXPECT_FALSE(m.peers[1].slow);
+  EXPECT_EQ(m.repeats, 2);
+  EXPECT_EQ(m.warmup, 0);
+  EXPECT_EQ(m.peers[0].t->runs_ms, (std::vector<double>{3000, 3100}));
+}
+
+TEST(BenchTiming, APeerThatStopsAnsweringIsDroppedAndTheRestRetimed) {
+  std::string order;
+  int calls = 0;
+  const std::vector<bench::PeerSide> peers{
+      {"flaky", [&] {
+         return bench::StartedPeer{[&]() -> double {
+                                     order += 'X';
+                                     if (++calls == 2) throw std::runtime_error("bridge died");
+                                     return 1;
+                                   },
+                                   1};
+       }},
+      fake_peer("steady", 'P', order, {4, 5, 6, 7})};
+  int ours = 0;
+  const bench::Measurement m = bench::measure([&] { order += 'O'; return double(++ours); }, peers, {0, 2, 1000, 3});
+  // The first attempt ends at flaky's second run; the second times ours and steady alone.
+  EXPECT_EQ(order, "p" "OXP" "OX" "OP" "OP");
+  EXPECT_FALSE(m.peers[0].t);
+  EXPECT_EQ(m.peers[0].unsupported, "stopped answering: bridge died");
+  ASSERT_TRUE(m.peers[1].t);
+  EXPECT_EQ(m.peers[1].t->runs_ms, (std::vector<double>{5, 6}));  // 4 went to the failed attempt
+  EXPECT_EQ(m.ours->runs_ms, (std::vector<double>{3, 4}));
+}
+
+TEST(BenchTiming, WithoutOursThePeersStillAlternateAndWhatOursThrowsIsThrown) {
+  std::string order;
+  const bench::Measurement m =
+      bench::measure(nullptr, {fake_peer("a", 'A', order, {1, 2}), fake_peer("b", 'B', order, {3, 4})}, {0, 2, 1000, 3});
+  EXPECT_EQ(order, "ab" "AB" "AB");
+  EXPECT_FALSE(m.ours);
+  EXPECT_FALSE(m.peers[0].overlap);
+  EXPECT_THROW(bench::measure([]() -> double { throw std::logic_error("ours broke"); }, {}, {0, 1, 1000, 3}),
+               std::logic_error);
 }
 
 TEST(BenchTiming, TheFmaPeakIsMeasuredWhereTheCpuHasFma) {

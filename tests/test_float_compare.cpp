@@ -155,6 +155,47 @@ TEST(FloatCompare, OffsetGradientBoundCountsBothPixels) {
   EXPECT_EQ(compare::compare_float_backend(*ref, wrong, c).verdict, compare::Verdict::Disagree);
 }
 
+// ms_deform_attn, two levels, one point each, a = 1, grad_output 1: level 0 is 1x2 with the
+// point at pixel x = 0.5, y = 0 (loc (0.5, 0.5)); level 1 is 2x1 (value rows 2, 3) with the
+// point at x = 0, y = 0.5. Value rows [1000, 1000.5] on both, so d/dx of point 0 and d/dy of
+// point 1 are differences of two pixels of about 1000.
+Case msda_pair_case() {
+  Case c;
+  c.op = "ms_deform_attn";
+  Tensor shapes({2, 2}), starts({2}), value({1, 4, 1, 1}), loc({1, 1, 1, 2, 1, 2}), aw({1, 1, 1, 2, 1}), g({1, 1, 1});
+  shapes.data = {1, 2, 2, 1};
+  starts.data = {0, 2};
+  value.data = {1000, 1000.5, 1000, 1000.5};
+  loc.data = {0.5, 0.5, 0.5, 0.5};
+  aw.data = {1, 1};
+  g.data = {1};
+  c.inputs = {{"value", value}, {"spatial_shapes", shapes}, {"level_start_index", starts},
+              {"sampling_locations", loc}, {"attention_weights", aw}};
+  c.grad_output = g;
+  return c;
+}
+
+TEST(FloatCompare, MsdaLocationGradientBoundCountsBothPixels) {
+  // d/dx of point 0 is W (1000.5 - 1000) = 1 and d/dy of point 1 is H (1000.5 - 1000) = 1,
+  // while their terms sum to W (1000 + 1000.5) = 4001 (H likewise): an error of a float32
+  // ulp of 1000 times the level's size is rounding. With the bound from |value| alone
+  // (differences 0.5) it fails; rows and columns of alternating sign state the terms (each
+  // level's own rows and columns: level 1 starts at value row 2).
+  auto ref = make_ref_backend();
+  const Case c = msda_pair_case();
+  ASSERT_EQ(evaluate(*ref, c).grads.at("sampling_locations").data[0], 1.0);
+  ASSERT_EQ(evaluate(*ref, c).grads.at("sampling_locations").data[3], 1.0);
+  for (size_t i : {0, 3}) {
+    FakeFloatBackend ulp([](Case c) { return c; },
+                         [i](Result& r) { r.grads.at("sampling_locations").data[i] += 2 * 1000.0 * 0x1p-23; });
+    EXPECT_EQ(compare::compare_float_backend(*ref, ulp, c).verdict, compare::Verdict::Agree) << "element " << i;
+    // A tenth of a pixel value off is not rounding.
+    FakeFloatBackend wrong([](Case c) { return c; },
+                           [i](Result& r) { r.grads.at("sampling_locations").data[i] += 200.0; });
+    EXPECT_EQ(compare::compare_float_backend(*ref, wrong, c).verdict, compare::Verdict::Disagree) << "element " << i;
+  }
+}
+
 TEST(FloatCompare, RoiAlignMaxTieWinnerIsAFlip) {
   // A constant map: the 2 x 2 samples of the single bin tie exactly, the reference's winner is
   // the first (0.75, 0.75). A backend whose rounding favours the last sample sends the

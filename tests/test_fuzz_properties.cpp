@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "core/op_desc.h"
 #include "fuzz/op_fuzz.h"
 #include "fuzz/generators.h"
+#include "fuzz/interrupt.h"
 #include "fuzz/isolate.h"
 #include "fuzz/properties.h"
 #include "fuzz/seeds.h"
@@ -354,6 +356,25 @@ TEST(FuzzIsolation, SlowStartBackendsKeepOneWorkerAndReplaceItWhenItDies) {
   Case bad = small_case();
   bad.params["mode"] = "cubic";
   EXPECT_THROW(fuzz::isolated_evaluate(b, bad, iso), InvalidCase);
+}
+
+// A stop request (Ctrl-C) while the worker is busy abandons the case within the pipe layer's
+// 100 ms poll, not at the timeout, and the next evaluation gets a fresh worker.
+TEST(FuzzIsolation, AStopWhileTheWorkerIsBusyAbandonsTheCaseAtOnce) {
+  const fuzz::Isolation iso{fuzz::IsolationMode::Worker, 30.0};
+  SlowStarter b;
+  const double before = pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), iso));
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    fuzz::request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(fuzz::isolated_evaluate(b, with_first_value(14), iso), fuzz::Interrupted);  // 14: hangs
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stopper.join();
+  fuzz::clear_stop();
+  EXPECT_LT(waited, 5.0) << "the stop waited for the hung case";
+  EXPECT_NE(pid_of(fuzz::isolated_evaluate(b, with_first_value(0.5), iso)), before) << "the abandoned worker was kept";
 }
 
 // Any in-process backend, not only a slow-start one: the default keeps one worker per backend

@@ -3,13 +3,17 @@
 // error bound of SPEC §9 (compare/float_compare.h), then hand cases with known answers: every
 // mode, padding and align_corners on a row whose values tell pixels apart, nearest's ties
 // (half to even: the first OpenCL run read 0.5 as pixel 1), bicubic taps padded one by one,
-// positions sharing pixels (the scatter's atomics), and the 5-D refusal. Every Halide backend
-// that can run here runs them (halide-opencl runs the GPU schedules on any OpenCL device).
+// positions sharing pixels (the scatter's atomics), and the same for 5-D input (trilinear and
+// nearest, on a volume whose values are linear in the voxel index, so every answer is hand
+// derivable). Every Halide backend that can run here runs them (halide-opencl runs the GPU
+// schedules on any OpenCL device).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <random>
 
 #include "cli/builtin_backends.h"
 #include "compare/float_compare.h"
@@ -41,11 +45,7 @@ TEST_P(HalideGridSampleCorpus, WithinBoundForwardAndBackward) {
     const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
     ++count[compare::verdict_name(o.verdict)];
     worst = std::max(worst, o.worst_ratio);
-    // 5-D cases are declined (no 3-D kernels); every 4-D case must agree or flip.
-    if (c.in("input").rank() == 5) {
-      EXPECT_EQ(o.verdict, compare::Verdict::Unsupported) << o.detail;
-      continue;
-    }
+    ++count[c.in("input").rank() == 5 ? "5-D" : "4-D"];
     EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
         << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
     // The kernels unnormalise, pad and floor in double with the reference's operations: on
@@ -143,7 +143,7 @@ TEST(HalideGridSample, SharedPixelsAccumulateInTheScatter) {
   }
 }
 
-TEST(HalideGridSample, EmptyCasesAndTheFiveDRefusal) {
+TEST(HalideGridSample, EmptyCases) {
   for (Backend* b : runnable_halide_backends("grid_sample")) {
     Case c = row_case({1, 2}, {0}, "bilinear", "zeros", false);
     c.inputs["grid"] = Tensor(Shape{1, 0, 3, 2});
@@ -153,10 +153,112 @@ TEST(HalideGridSample, EmptyCasesAndTheFiveDRefusal) {
     EXPECT_EQ(r.grads.at("input").data, (std::vector<double>{0, 0})) << b->name();
     Case five;
     five.op = "grid_sample";
-    five.inputs["input"] = Tensor(Shape{1, 1, 2, 2, 2});
-    five.inputs["grid"] = Tensor(Shape{1, 1, 1, 1, 3});
-    EXPECT_TRUE(b->unsupported_reason(five).has_value()) << b->name();
+    five.inputs["input"] = Tensor(Shape{1, 1, 2, 2, 2}, 1.0);
+    five.inputs["grid"] = Tensor(Shape{1, 0, 1, 1, 3});
+    five.grad_output = Tensor(Shape{1, 1, 0, 1, 1});
+    const Result r5 = evaluate(*b, five);
+    EXPECT_EQ(r5.outputs.at("output").shape, (Shape{1, 1, 0, 1, 1})) << b->name();
+    EXPECT_EQ(r5.grads.at("input").data, std::vector<double>(8, 0.0)) << b->name();
   }
+}
+
+// ---------------------------------------------------------------- 5-D hand cases
+
+// A 2 x 2 x 2 volume holding v(d, h, w) = 1 + w + 2h + 4d, sampled at `points` (x, y, z): inside
+// the volume trilinear reads 1 + cx + 2 cy + 4 cz exactly, and its gradient along the grid is
+// (1, 2, 4) times the unnormalise factor (1/2 aligned, 1 not, for S = 2) times the padding's slope.
+Case volume_case(const std::vector<std::array<double, 3>>& points, const std::string& mode, const std::string& pad,
+                 bool ac) {
+  Case c;
+  c.op = "grid_sample";
+  c.params = {{"mode", mode}, {"padding_mode", pad}, {"align_corners", ac}};
+  Tensor x(Shape{1, 1, 2, 2, 2});
+  for (size_t i = 0; i < 8; ++i) x.data[i] = 1.0 + double(i);  // i = w + 2h + 4d
+  Tensor g(Shape{1, 1, 1, int64_t(points.size()), 3});
+  for (size_t k = 0; k < points.size(); ++k)
+    for (size_t a = 0; a < 3; ++a) g.data[3 * k + a] = points[k][a];
+  c.inputs["input"] = x;
+  c.inputs["grid"] = g;
+  c.grad_output = Tensor(Shape{1, 1, 1, 1, int64_t(points.size())}, 1.0);
+  return c;
+}
+
+TEST(HalideGridSample, FiveDHandValues) {
+  const double nan = std::nan("");
+  struct Want {
+    const char* mode;
+    const char* pad;
+    bool ac;
+    std::vector<std::array<double, 3>> points;
+    std::vector<double> out;
+    std::vector<std::array<double, 3>> grad;
+  };
+  const std::vector<Want> wants = {
+      // Aligned centre: c = 0.5 on every axis, 1 + 0.5 + 1 + 2; border clamps x to 1 and y to 0
+      // (slope 0), z = 0.75.
+      {"bilinear", "border", true, {{0, 0, 0}, {2, -3, 0.5}}, {4.5, 5}, {{0.5, 1, 2}, {0, 0, 2}}},
+      // Not aligned, c = g + 0.5: x = -0.5 blends pixel -1 (reads 0) and pixel 0 by halves.
+      {"bilinear", "zeros", false, {{0, 0, 0}, {-1, 0, 0}, {nan, 0, 0}}, {4.5, 2, 0}, {{1, 2, 4}, {4, 1, 2}, {0, 0, 0}}},
+      // Aligned reflection: x = -0.25 folds to 0.25 with slope -1.
+      {"bilinear", "reflection", true, {{-1.5, 0, 0}}, {4.25}, {{-0.5, 1, 2}}},
+      // nearest: c = (0.75, 0.25, 1.25) rounds to (1, 0, 1); the tie 0.5 rounds to even 0.
+      {"nearest", "zeros", false, {{0.25, -0.25, 0.75}, {0, 0, 0}}, {6, 1}, {{0, 0, 0}, {0, 0, 0}}},
+  };
+  for (Backend* b : runnable_halide_backends("grid_sample")) {
+    for (const Want& w : wants) {
+      const Result r = evaluate(*b, volume_case(w.points, w.mode, w.pad, w.ac));
+      const std::string what = b->name() + " 5-D " + w.mode + " " + w.pad + (w.ac ? " aligned" : "");
+      ASSERT_EQ(r.outputs.at("output").data.size(), w.out.size()) << what;
+      for (size_t k = 0; k < w.out.size(); ++k) {
+        EXPECT_NEAR(r.outputs.at("output").data[k], w.out[k], 1e-5) << what << " output " << k;
+        for (size_t a = 0; a < 3; ++a)
+          EXPECT_NEAR(r.grads.at("grid").data[3 * k + a], w.grad[k][a], 1e-4) << what << " grad " << a << " of " << k;
+      }
+    }
+  }
+}
+
+TEST(HalideGridSample, FiveDSharedVoxelsAccumulateInTheScatter) {
+  // 64 positions at the centre of a 2 x 2 x 2 volume: each hands gout / 8 to every voxel, so
+  // each voxel's gradient is 64 / 8 = 8 exactly.
+  Case c;
+  c.op = "grid_sample";
+  c.params = {{"mode", "bilinear"}, {"padding_mode", "zeros"}, {"align_corners", false}};
+  c.inputs["input"] = Tensor(Shape{2, 3, 2, 2, 2}, 1.0);
+  c.inputs["grid"] = Tensor(Shape{2, 4, 4, 4, 3}, 0.0);
+  c.grad_output = Tensor(Shape{2, 3, 4, 4, 4}, 1.0);
+  for (Backend* b : runnable_halide_backends("grid_sample")) {
+    const Result r = evaluate(*b, c);
+    for (double v : r.grads.at("input").data) EXPECT_EQ(v, 8.0) << b->name();
+    for (double v : r.outputs.at("output").data) EXPECT_EQ(v, 1.0) << b->name();
+  }
+}
+
+TEST(HalideGridSample, ManyChannelsFillWholeVectorsAndATail) {
+  // The CPU grad_input gives each vector lane a channel, 8 channels a task: 19 channels are
+  // two full groups and a tail of 3. Random float32 cases, 4-D and 5-D, every padding, against ref.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> grid_u(-1.2, 1.2), val_u(-1, 1);
+  auto fill = [&](Tensor t, std::uniform_real_distribution<double>& u) {
+    for (double& v : t.data) v = u(rng);
+    return t;
+  };
+  for (Backend* b : runnable_halide_backends("grid_sample"))
+    for (int rank : {4, 5})
+      for (const char* mode : {"bilinear", "nearest"})
+        for (const char* pad : {"zeros", "border", "reflection"}) {
+          Case c;
+          c.op = "grid_sample";
+          c.params = {{"mode", mode}, {"padding_mode", pad}, {"align_corners", rank == 5}};
+          const bool five = rank == 5;
+          c.inputs["input"] = fill(Tensor(five ? Shape{2, 19, 3, 4, 5} : Shape{2, 19, 5, 6}), val_u);
+          c.inputs["grid"] = fill(Tensor(five ? Shape{2, 2, 3, 7, 3} : Shape{2, 3, 7, 2}), grid_u);
+          c.grad_output = fill(Tensor(five ? Shape{2, 19, 2, 3, 7} : Shape{2, 19, 3, 7}), val_u);
+          const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, compare::float_rounded_case(c));
+          EXPECT_EQ(o.verdict, compare::Verdict::Agree)
+              << b->name() << " " << rank << "-D " << mode << " " << pad << ": " << compare::verdict_name(o.verdict)
+              << ": " << o.detail;
+        }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 
 #include "cli/builtin_backends.h"
 #include "compare/float_compare.h"
@@ -225,6 +226,33 @@ TEST_P(HalideInterpolate, ClosedFormPathsWithinBound) {
           t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam());
         }
   t.print(GetParam() + " closed-form x paths");
+}
+
+// The 2x x path of cubic reads each row from a copy padded with its clamped ends
+// (generators/interpolate_axis.h, InterpClosedForm::raw), linear's through clamped indices. A
+// non-finite value at each position near either end of a row, one plane per position, must
+// reach exactly the outputs it reaches in the reference: cubic's border taps repeat the end
+// values, and linear's output 0 reads input 1 at weight 0 (inf there makes it NaN).
+TEST_P(HalideInterpolate, NonFiniteAtTheRowEndsOf2xUpsampling) {
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(29);
+  Tally t;
+  for (const std::string mode : {"linear", "bilinear", "bicubic"})
+    for (int W : {1, 2, 3, 12, 37})
+      for (double bad : {kInf, -kInf, kNaN}) {
+        std::set<int> at;
+        for (int p : {0, 1, 2, W - 3, W - 2, W - 1})
+          if (p >= 0 && p < W) at.insert(p);
+        const bool two_d = mode != "linear";
+        const int64_t planes = int64_t(at.size()), rows = two_d ? 3 : 1;
+        Tensor x = random_tensor(two_d ? Shape{1, planes, rows, W} : Shape{1, planes, W}, rng);
+        int64_t plane = 0;
+        for (int p : at) x.data[size_t((plane++ * rows + rows / 2) * W + p)] = bad;
+        Case c = make_case(json{{"mode", mode}, {"scale_factor", 2.0}, {"align_corners", false}}, x);
+        t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam() + " " + mode + " W=" + std::to_string(W));
+      }
+  t.print(GetParam() + " non-finite values at the row ends of 2x upsampling");
 }
 
 // ---------------------------------------------------------------- hand cases

@@ -18,9 +18,11 @@
 
 #include "cli/builtin_backends.h"
 #include "compare/float_compare.h"
+#include "core/msda_levels.h"
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
+#include "tests/halide_corpus.h"
 
 namespace oplab {
 namespace {
@@ -33,40 +35,14 @@ Backend& ref() { return *builtin_backends().find("ref"); }
 class HalideMsdaCorpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HalideMsdaCorpus, WithinBoundForwardAndBackward) {
-  const std::string name = GetParam();
-  Backend* b = builtin_backends().find(name);
-  ASSERT_NE(b, nullptr) << name << " is not built in";
-  if (auto why = b->unavailable_reason()) {
-    std::cout << "[msda] " << name << " skipped: " << *why << "\n";
-    GTEST_SKIP() << name << " cannot run here";
-  }
-  std::map<std::string, int> count;
-  double worst = 0;
-  for (const Case& c : fuzz::sample_cases("ms_deform_attn", kCases, kSeed)) {
-    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    ++count[compare::verdict_name(o.verdict)];
-    worst = std::max(worst, o.worst_ratio);
-    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
-        << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
-    if (o.verdict == compare::Verdict::BoundaryFlip) {
-      const compare::FloatOutcome r = compare::compare_float_backend(ref(), *b, compare::float_rounded_case(c));
-      EXPECT_EQ(r.verdict, compare::Verdict::Agree)
-          << name << ", inputs rounded to float32: " << compare::verdict_name(r.verdict) << ": " << r.detail;
-    }
-  }
-  std::cout << "[msda] " << name << " (" << kCases << " cases, forward+backward):";
-  for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
-  std::cout << " worst error/bound=" << worst << "\n";
-  EXPECT_GE(count["agree"], kCases / 2);
+  Backend* b = runnable_backend(GetParam(), "msda");
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  const CorpusCounts r = check_corpus(*b, "ms_deform_attn", kCases, kSeed, "msda");
+  EXPECT_GE(r.count.count("agree") ? r.count.at("agree") : 0, kCases / 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HalideMsdaCorpus, ::testing::Values("halide-cpu", "halide-cuda", "halide-opencl"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s;
-                         });
+                         [](const auto& info) { return test_name_of(info.param); });
 
 // ---------------------------------------------------------------- exact hand cases
 
@@ -78,13 +54,9 @@ Case hand_case(int64_t N, int64_t Lq, int64_t M, int64_t Dh, const std::vector<s
   const int64_t L = int64_t(levels.size());
   Case c;
   c.op = "ms_deform_attn";
-  Tensor shapes(Shape{L, 2}), starts(Shape{L});
-  int64_t S = 0;
-  for (int64_t l = 0; l < L; ++l) {
-    shapes.at(l, 0) = double(levels[size_t(l)].first), shapes.at(l, 1) = double(levels[size_t(l)].second);
-    starts.data[size_t(l)] = double(S);
-    S += levels[size_t(l)].first * levels[size_t(l)].second;
-  }
+  const MsdaLevels lv = msda_levels(levels);
+  const Tensor &shapes = lv.spatial_shapes, &starts = lv.level_start_index;
+  const int64_t S = lv.S;
   Tensor value(Shape{N, S, M, Dh}), loc(Shape{N, Lq, M, L, 1, 2}), aw(Shape{N, Lq, M, L, 1}), g(Shape{N, Lq, M * Dh});
   for (size_t i = 0; i < value.data.size(); ++i) value.data[i] = double(int64_t(i * 7 % 13) - 6);
   for (size_t i = 0; i < g.data.size(); ++i) g.data[i] = double(int64_t(i * 5 % 7) - 3);

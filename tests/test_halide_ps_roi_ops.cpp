@@ -18,6 +18,7 @@
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
+#include "tests/halide_corpus.h"
 
 namespace oplab {
 namespace {
@@ -36,37 +37,14 @@ void PrintTo(const CorpusParam& p, std::ostream* os) { *os << p.op << " on " << 
 
 class HalidePsRoiCorpus : public ::testing::TestWithParam<CorpusParam> {};
 
+// Every valid case is supported, forward and backward, and none may fail. The kernels form
+// boxes, bins, grids and samples in double with the reference's operations: on the inputs as
+// they see them (rounded to float32) every discrete decision is the reference's.
 TEST_P(HalidePsRoiCorpus, WithinBoundForwardAndBackward) {
   const auto [op, name] = GetParam();
-  Backend* b = builtin_backends().find(name);
-  ASSERT_NE(b, nullptr) << name << " is not built in";
-  if (auto why = b->unavailable_reason()) {
-    std::cout << "[ps_roi] " << name << " skipped: " << *why << "\n";
-    GTEST_SKIP() << name << " cannot run here";
-  }
-  std::map<std::string, int> count;
-  double worst = 0;
-  for (const Case& c : fuzz::sample_cases(op, kCases, kSeed)) {
-    ASSERT_TRUE(c.grad_output.has_value());
-    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    ++count[compare::verdict_name(o.verdict)];
-    worst = std::max(worst, o.worst_ratio);
-    // Every valid case is supported, forward and backward, and none may fail.
-    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
-        << op << " on " << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
-    // The kernels form boxes, bins, grids and samples in double with the reference's
-    // operations: on the inputs as they see them (rounded to float32) every discrete decision
-    // is the reference's, so a flip there would be a wrong decision, not a rounding.
-    if (o.verdict == compare::Verdict::BoundaryFlip) {
-      const compare::FloatOutcome r = compare::compare_float_backend(ref(), *b, compare::float_rounded_case(c));
-      EXPECT_EQ(r.verdict, compare::Verdict::Agree)
-          << op << " on " << name << ", inputs rounded to float32: " << compare::verdict_name(r.verdict) << ": "
-          << r.detail;
-    }
-  }
-  std::cout << "[ps_roi] " << op << " on " << name << " (" << kCases << " cases, forward+backward):";
-  for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
-  std::cout << " worst error/bound=" << worst << "\n";
+  Backend* b = runnable_backend(name, "ps_roi");
+  if (!b) GTEST_SKIP() << name << " cannot run here";
+  (void)check_corpus(*b, op, kCases, kSeed, "ps_roi");
 }
 
 std::vector<CorpusParam> corpus_params() {
@@ -76,12 +54,8 @@ std::vector<CorpusParam> corpus_params() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, HalidePsRoiCorpus, ::testing::ValuesIn(corpus_params()), [](const auto& info) {
-  std::string s = info.param.op + "_" + info.param.backend;
-  for (char& ch : s)
-    if (ch == '-') ch = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Ops, HalidePsRoiCorpus, ::testing::ValuesIn(corpus_params()),
+                         [](const auto& info) { return test_name_of(info.param.op + "_" + info.param.backend); });
 
 // ---------------------------------------------------------------- hand cases
 

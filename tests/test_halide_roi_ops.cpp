@@ -17,6 +17,7 @@
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
+#include "tests/halide_corpus.h"
 
 namespace oplab {
 namespace {
@@ -27,16 +28,7 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The Halide backend of that name, or nullptr (test skipped, with the reason) when it cannot
 // run on this machine.
-Backend* halide_backend(const std::string& name) {
-  Backend* b = builtin_backends().find(name);
-  if (!b) ADD_FAILURE() << name << " is not built in";
-  if (b)
-    if (auto why = b->unavailable_reason()) {
-      std::cout << "[roi] " << name << " skipped: " << *why << "\n";
-      return nullptr;
-    }
-  return b;
-}
+Backend* halide_backend(const std::string& name) { return runnable_backend(name, "roi"); }
 
 Backend& ref() { return *builtin_backends().find("ref"); }
 
@@ -49,29 +41,18 @@ void PrintTo(const CorpusParam& p, std::ostream* os) { *os << p.op << " on " << 
 
 class HalideRoiCorpus : public ::testing::TestWithParam<CorpusParam> {};
 
+// Every case of these ops is supported, forward and backward, and none may fail. A case whose
+// float32 bound is vacuous (an adaptive grid of a million samples per bin: the kernels' float32
+// sums drift by several percent there) is no evidence, and said so.
 TEST_P(HalideRoiCorpus, WithinBoundForwardAndBackward) {
   const auto [op, name] = GetParam();
   Backend* b = halide_backend(name);
   if (!b) GTEST_SKIP() << name << " cannot run here";
-  std::map<std::string, int> count;
-  double worst = 0;
-  for (const Case& c : fuzz::sample_cases(op, kCases, kSeed)) {
-    ASSERT_TRUE(c.grad_output.has_value());
-    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    ++count[compare::verdict_name(o.verdict)];
-    worst = std::max(worst, o.worst_ratio);
-    // Every case of these ops is supported, forward and backward, and none may fail. A case
-    // whose float32 bound is vacuous (an adaptive grid of a million samples per bin: the
-    // kernels' float32 sums drift by several percent there) is no evidence, and said so.
-    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip ||
-                o.verdict == compare::Verdict::Skipped)
-        << op << " on " << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
-    if (o.verdict == compare::Verdict::Skipped) std::cout << "[roi] " << name << ": " << o.detail << "\n";
-  }
-  EXPECT_LE(count["skipped"], kCases / 50) << "more than 2% of the corpus is no evidence";
-  std::cout << "[roi] " << op << " on " << name << " (" << kCases << " cases, forward+backward):";
-  for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
-  std::cout << " worst error/bound=" << worst << "\n";
+  CorpusOptions o;
+  o.flips_vanish_rounded = false;
+  o.allow_skipped = true;
+  const CorpusCounts r = check_corpus(*b, op, kCases, kSeed, "roi", o);
+  EXPECT_LE(r.count.count("skipped") ? r.count.at("skipped") : 0, kCases / 50) << "more than 2% of the corpus is no evidence";
 }
 
 std::vector<CorpusParam> corpus_params() {
@@ -81,12 +62,8 @@ std::vector<CorpusParam> corpus_params() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, HalideRoiCorpus, ::testing::ValuesIn(corpus_params()), [](const auto& info) {
-  std::string s = info.param.op + "_" + info.param.backend;
-  for (char& ch : s)
-    if (ch == '-') ch = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Ops, HalideRoiCorpus, ::testing::ValuesIn(corpus_params()),
+                         [](const auto& info) { return test_name_of(info.param.op + "_" + info.param.backend); });
 
 // ---------------------------------------------------------------- hand cases
 

@@ -23,6 +23,7 @@
 #include "core/case_io.h"
 #include "peer/divergences.h"
 #include "reference/ref_backend.h"
+#include "core/msda_levels.h"
 
 namespace oplab {
 namespace {
@@ -38,13 +39,11 @@ Case one_query(const std::vector<Level>& levels, const std::vector<std::array<do
   const int64_t L = int64_t(levels.size());
   Case c;
   c.op = "ms_deform_attn";
-  Tensor shapes(Shape{L, 2}), starts(Shape{L});
-  int64_t S = 0;
-  for (int64_t l = 0; l < L; ++l) {
-    shapes.at(l, 0) = double(levels[size_t(l)].H), shapes.at(l, 1) = double(levels[size_t(l)].W);
-    starts.data[size_t(l)] = double(S);
-    S += levels[size_t(l)].H * levels[size_t(l)].W;
-  }
+  std::vector<std::pair<int64_t, int64_t>> hw;
+  for (const Level& v : levels) hw.push_back({v.H, v.W});
+  const MsdaLevels lv = msda_levels(hw);
+  const Tensor &shapes = lv.spatial_shapes, &starts = lv.level_start_index;
+  const int64_t S = lv.S;
   Tensor value(Shape{1, S, 1, 1});
   int64_t row = 0;
   for (int64_t l = 0; l < L; ++l)

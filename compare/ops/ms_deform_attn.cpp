@@ -48,6 +48,35 @@ void decisions(const Case& c, Decisions& d) {
   });
 }
 
+// The magnitude case's alternating signs (compare/float_compare.cpp), on value [N, S, M, Dh]
+// read as each level's H_l x W_l map: every other row (alternate 1) or column (2) of every
+// level negated. Why that states the location gradient's terms at their true size: one
+// location element belongs to one point, and its x gradient is
+//   a * W * sum_d gout_d * ((1 - ly) (v01_d - v00_d) + ly (v11_d - v10_d)),
+// the y gradient the same with rows for columns. In the magnitude case a, gout and |v| are
+// >= 0 and ly, lx lie in [0, 1]; with columns of alternating sign, v01 and v00 (and v11 and
+// v10) sit in adjacent columns, so each difference is -s (|v01| + |v00|), with s the sign of
+// column x0, the same for both rows and every channel (a corner outside reads 0 and adds 0).
+// Every term of the sum then has the one sign -s, and the gradient is exactly the sum of the
+// magnitudes of its terms; with |v| alone the differences cancel and understate it.
+void alternate_signs(Case& c, int alternate) {
+  const auto p = parse_ms_deform_attn(c);
+  Tensor& v = c.inputs.at("value");
+  const int64_t row = p.M * p.Dh;  // elements of one value row (one pixel of one level)
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t l = 0; l < p.L; ++l) {
+      const int64_t H = p.H[size_t(l)], W = p.W[size_t(l)], start = p.start[size_t(l)];
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < W; ++x) {
+          // Validation makes the levels tile value exactly; the test only keeps the write
+          // inside value whatever case reaches here.
+          if ((alternate == 1 ? y : x) % 2 == 0 || start + y * W + x >= p.S) continue;
+          double* r = v.data.data() + size_t((n * p.S + start + y * W + x) * row);
+          for (int64_t k = 0; k < row; ++k) r[k] = -r[k];
+        }
+    }
+}
+
 // Flip budget (a fraction of cases, README "Accuracy of the float32 kernels"): a case has many
 // sampling points and the generator aims many locations at pixel centres and cut-offs; in the
 // quarter of cases whose locations are not float32 values (fuzz/ops/ms_deform_attn.cpp), their
@@ -56,7 +85,7 @@ void decisions(const Case& c, Decisions& d) {
 constexpr double kFlipBudget = 0.25;
 
 const OpCompareRegistrar kRegistrar{"ms_deform_attn", {terms, nudge, nullptr, nullptr, driving, decisions,
-                                                       FlipKind::InputRounding, kFlipBudget}};
+                                                       FlipKind::InputRounding, kFlipBudget, alternate_signs}};
 
 }  // namespace
 

@@ -9,7 +9,9 @@
 // Linear in value and in attention_weights; batches and queries may be permuted.
 #include <cmath>
 #include <utility>
+#include <vector>
 
+#include "core/msda_levels.h"
 #include "core/params.h"
 #include "fuzz/case_edit.h"
 #include "fuzz/gen_values.h"
@@ -44,14 +46,14 @@ rc::Gen<Case> gen() {
     const int64_t N = pick_one<int64_t>({{6, 1}, {3, 2}, {3, 3}, {1, 0}});
     const int64_t L = pick_dim(1, 4), P = pick_dim(1, 4), M = pick_dim(1, 3), Dh = pick_dim(1, 4);
     const int64_t Lq = pick_dim(1, 3);
-    Tensor shapes(Shape{L, 2}), starts(Shape{L});
-    int64_t S = 0;
+    std::vector<std::pair<int64_t, int64_t>> hw;
     for (int64_t l = 0; l < L; ++l) {
-      shapes.at(l, 0) = double(pick_one<int64_t>({{4, pick_dim(1, 6)}, {1, 1}}));
-      shapes.at(l, 1) = double(pick_one<int64_t>({{4, pick_dim(1, 6)}, {1, 1}}));
-      starts.data[size_t(l)] = double(S);
-      S += int64_t(shapes.at(l, 0) * shapes.at(l, 1));
+      const int64_t H = pick_one<int64_t>({{4, pick_dim(1, 6)}, {1, 1}});  // drawn H first, then W
+      hw.push_back({H, pick_one<int64_t>({{4, pick_dim(1, 6)}, {1, 1}})});
     }
+    const MsdaLevels lv = msda_levels(hw);
+    const Tensor &shapes = lv.spatial_shapes, &starts = lv.level_start_index;
+    const int64_t S = lv.S;
     Tensor loc(Shape{N, Lq, M, L, P, 2});
     // Most cases hold locations a float32 kernel reads exactly (rounded to float32 here), so
     // that an edge is the same edge on both sides; the others keep the double values, whose

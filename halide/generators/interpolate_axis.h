@@ -74,6 +74,11 @@ inline Halide::Expr cubic_kernel(Halide::Expr d) {
 struct InterpPass {
   Halide::Func g, acc;
   int axis = 0;
+  // The padded rows a closed form along x reads (InterpAxisTaps::forward_pass), one per pad
+  // class: computed per row of g. Each class is written by updates (clamped left end, dense
+  // middle, clamped right end); `pad_mids` names the middle ones, the part worth vectorising.
+  Halide::Func pad;
+  std::vector<std::pair<int, Halide::RVar>> pad_mids;  // (update index, its RVar)
 };
 
 // A closed form of one axis' taps, valid when the glue's `x_path` names it: the source index
@@ -87,6 +92,19 @@ struct InterpClosedForm {
   std::function<Halide::Expr(Halide::Expr d, Halide::Expr k, bool mark)> source;
   std::function<Halide::Expr(Halide::Expr s, bool mark)> hi;
   int reach;
+  // Upsampling along x (cubic): source(d, k) = min(max(raw(d, k), first), in - 1) with raw
+  // affine in d, for the `first` of tap k's class. The forward reads tap k from a row padded
+  // with those clamped values (pad index j holds input[min(max(j, first), in - 1)]), at
+  // raw(d, k): dense loads across the whole row. Through the clamped index instead, the first
+  // and last vectors of every row load lane by lane: about half of bicubic's samples at
+  // 64-wide rows (perf); padded, the kernel takes 29% fewer samples in cache and 7-12% less
+  // time at the bench shape. Empty raw: the form is read through source().
+  std::function<Halide::Expr(Halide::Expr d, int k)> raw;
+  std::function<int(int k)> pad_class;
+  struct Pad {
+    int lo, first, hi_past;  // padded row indices [lo, in - 1 + hi_past]; identity from `first`
+  };
+  std::vector<Pad> pads;
 };
 
 class InterpAxisTaps {
@@ -183,30 +201,34 @@ class InterpAxisTaps {
       case InterpKind::Nearest:
         // floor(d * 0.5f) = d / 2; the readers of s are 2s and 2s + 1.
         closed_.push_back({kXUpsample2, [=](Expr d, Expr, bool m) { return min(L(d / 2, m), last); },
-                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }, 2});
+                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }, 2, {}, {}, {}});
         break;
       case InterpKind::Linear:
         // src = d/2 - 1/4: i0 = floor((d-1)/2) (0 at d = 0, where src clamps to 0), i1 = i0 + 1
         // (in - 1 at the end); the last reader of s is 2s + 2. align_corners' src =
         // d (in-1)/(2in-1) floors the same way wherever the glue finds it does (all sizes tried).
+        // (Read through clamped indices, not padded rows: padding needs two copies of each row
+        // here, as output 0 reads input 1 at weight 0, and measured no faster.)
         closed_.push_back({kXUpsample2,
                            [=](Expr d, Expr k, bool m) {
                              Expr i0 = max(L((d - 1) / 2, m), 0);
                              return select(k == 0, i0, min(L(i0 + 1, m), last));
                            },
-                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }, 5});
+                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }, 5, {}, {}, {}});
         break;
       case InterpKind::Cubic:
         // i = floor((d-1)/2), taps i-1..i+2 clamped; the last reader of s is 2s + 4. (The
         // reach of linear and cubic counts the zero-weight taps of the clamped borders.)
         closed_.push_back({kXUpsample2, [=](Expr d, Expr k, bool m) { return clamp(L((d - 1) / 2 - 1 + k, m), 0, last); },
-                           [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }, 8});
+                           [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }, 8,
+                           [=](Expr d, int k) { return (d - 1) / 2 - 1 + k; }, [](int) { return 0; },
+                           {{-2, 0, 2}}});
         break;
       case InterpKind::Area:
         // Bins [r d, r d + r): strided loads; s is read by s / r alone.
         for (auto [path, r] : {std::pair<int, int>{kXPool2, 2}, {kXPool4, 4}})
           closed_.push_back({path, [=](Expr d, Expr k, bool) { return d * r + k; },
-                             [=](Expr s, bool) { return s / r; }, 1});
+                             [=](Expr s, bool) { return s / r; }, 1, {}, {}, {}});
         break;
     }
   }
@@ -314,7 +336,7 @@ class InterpAxisTaps {
   // are skipped by select, never multiplied (no 0 * inf).
   InterpPass forward_pass(const std::string& name, Halide::Func f, const InterpVars& v, int a) const {
     using namespace Halide;
-    InterpPass pass{Func(name), Func(), a};
+    InterpPass pass{Func(name), Func(), a, Func(), {}};
     Var d = v.axis(a), t("t");
     Func read = tap_read(name + "_read", f, v, a, t, source(d, t));
     if (kind_ == InterpKind::Area) {
@@ -326,13 +348,58 @@ class InterpAxisTaps {
       pass.g(v.x, v.y, v.z, v.p) = strict(acc / cast<float>(len(d)));
       return pass;
     }
+    // Along x, a closed form with padded rows reads them (InterpClosedForm::raw), and so do
+    // the tables, from class 0 (the input row itself on [0, in-1]): one Func serves both, so
+    // that the choice between them is of integers (a float select under strict_float would
+    // stay unsimplified and load both). Along y and z a tap is one row for the whole vector,
+    // and its clamp costs nothing per lane.
+    const InterpClosedForm* padded = nullptr;
+    for (const auto& cf : closed_)
+      if (a == 0 && cf.raw) padded = &cf;
+    if (padded) add_pads(name, f, v, *padded, pass);
     Expr sum;
     for (int k = 0; k < interp_fixed_taps(kind_); ++k) {
-      Expr term = w(d, k) * read(v.x, v.y, v.z, v.p, k);
+      Expr value = read(v.x, v.y, v.z, v.p, k);
+      if (padded) {
+        Expr on = path_ == padded->path;
+        Expr j = select(on, padded->raw(d, k), source(d, k));
+        value = pass.pad(j, v.y, v.z, v.p, select(on, padded->pad_class(k), 0));
+      }
+      Expr term = w(d, k) * value;
       sum = k == 0 ? term : sum + term;
     }
     pass.g(v.x, v.y, v.z, v.p) = strict(sum);
     return pass;
+  }
+
+  // The padded rows of closed form `cf` along x, into pass.pad (last argument: the class):
+  // row index j of class c holds f[min(max(j, first), in - 1)], written as the clamped left
+  // end, the dense middle and the clamped right end.
+  void add_pads(const std::string& name, Halide::Func f, const InterpVars& v, const InterpClosedForm& cf,
+                InterpPass& pass) const {
+    using namespace Halide;
+    Var c("c");
+    pass.pad = Func(name + "_pad");
+    pass.pad(v.x, v.y, v.z, v.p, c) = undef<float>();
+    int update = 0;
+    Expr last = in_ - 1;
+    for (size_t cls = 0; cls < cf.pads.size(); ++cls) {
+      const InterpClosedForm::Pad pr = cf.pads[cls];
+      const std::string pn = name + "_pad" + std::to_string(cls);
+      const int ci = int(cls);
+      auto fix = [=](Expr j) { return min(max(j, pr.first), last); };
+      RDom left(pr.lo, pr.first - pr.lo, pn + "_left");
+      pass.pad(left, v.y, v.z, v.p, ci) = f(fix(left), v.y, v.z, v.p);
+      RDom mid(pr.first, max(in_ - pr.first, 0), pn + "_mid");
+      pass.pad(mid, v.y, v.z, v.p, ci) = f(mid, v.y, v.z, v.p);
+      pass.pad_mids.push_back({update + 1, mid.x});
+      update += 2;
+      if (pr.hi_past > 0) {
+        RDom right(in_, pr.hi_past, pn + "_right");
+        pass.pad(right, v.y, v.z, v.p, ci) = f(fix(right), v.y, v.z, v.p);
+        ++update;
+      }
+    }
   }
 
   // Backward along axis a, the transpose of the forward pass: for source s,
@@ -342,7 +409,7 @@ class InterpAxisTaps {
   InterpPass backward_pass(const std::string& name, Halide::Func f, const InterpVars& v, int a,
                            Halide::Expr reach) const {
     using namespace Halide;
-    InterpPass pass{Func(name), Func(name + "_acc"), a};
+    InterpPass pass{Func(name), Func(name + "_acc"), a, Func(), {}};
     Var s = v.axis(a), t("t");
     Expr d = unsafe_promise_clamped(inv_d(s, t), 0, out_ - 1);
     // On a closed-form path the readers hi(s) - j are affine in s: strided loads, no gather.

@@ -139,6 +139,19 @@ struct InterpSchedule {
           ps.g.compute_at(out, rows ? v.y : v.p);
         ps.g.split(v.x, xo, xi, vec, TailStrategy::GuardWithIf).vectorize(xi);
       }
+      // Padded rows (closed forms along x): one row per row of the pass that reads them, the
+      // dense middle of each class vectorised, its clamped ends scalar.
+      if (ps.pad.defined()) {
+        ps.pad.compute_at(last ? out : ps.g, v.y);
+        std::vector<bool> mid(size_t(ps.pad.num_update_definitions()), false);
+        for (const auto& [u, r] : ps.pad_mids) {
+          RVar ro("ro"), ri("ri");
+          ps.pad.update(u).split(r, ro, ri, vec, TailStrategy::GuardWithIf).vectorize(ri);
+          mid[size_t(u)] = true;
+        }
+        for (size_t u = 0; u < mid.size(); ++u)
+          if (!mid[u]) ps.pad.update(int(u)).unscheduled();
+      }
       // The running sum lives in registers, one vector of the consumer at a time. (Tried and
       // measured slower: blocks of several vectors with the taps loop outside, and along y/z
       // one row of sums with the taps loop outside the row.)

@@ -169,7 +169,8 @@ class MsDeformAttnForward : public Generator<MsDeformAttnForward> {
 // grad_value: every point scatters a * (corner weight) * gout(d) to its in-level corners of
 // nonzero weight (the reference's transpose), points in the reference's order.
 //  * CPU: a task per (head, image) slice of grad_value: only that slice's points write it, so
-//    no two tasks touch the same element; channels vectorised.
+//    no two tasks touch the same element; channels vectorised; the slice is accumulated in a
+//    dense buffer of the task's own and copied out. Each element sums in the reference's order.
 //  * GPU: a thread per (channel, query) adds atomically (queries of one head and image share
 //    pixels), 32 channels x 8 queries per block.
 class MsDeformAttnGradValue : public Generator<MsDeformAttnGradValue> {
@@ -179,7 +180,7 @@ class MsDeformAttnGradValue : public Generator<MsDeformAttnGradValue> {
   Output<Buffer<float>> grad_value{"grad_value", 4};   // (d, m, s, n)
 
   Var d{"d"}, m{"m"}, s{"s"}, n{"n"}, p{"p"}, l{"l"}, q{"q"};
-  Func pt{"pt"}, share{"share"};
+  Func pt{"pt"}, slice{"slice"};
   RDom r;
 
   void generate() {
@@ -194,8 +195,19 @@ class MsDeformAttnGradValue : public Generator<MsDeformAttnGradValue> {
     Expr w = select(rc == 0, t[kW00], rc == 1, t[kW01], rc == 2, t[kW10], t[kW11]);
     Expr on = bit(t[kBits], 5) && bit(t[kBits], 4) && ((t[kBits] >> rc) & 1) != 0 && w != 0.0f;
     Expr g = attention_weights(rp, rl, m, rq, n) * grad_output(d, m, rq, n);
-    grad_value(d, m, s, n) = 0.0f;
-    grad_value(d, m, row, n) += select(on, w * g, 0.0f);
+    Expr add = select(on, w * g, 0.0f);
+    if (get_target().has_gpu_feature()) {
+      grad_value(d, m, s, n) = 0.0f;
+      grad_value(d, m, row, n) += add;
+    } else {
+      // The CPU accumulates a (head, image) slice in a dense buffer of its own (S rows of Dh
+      // channels, 2.6 MB for the encoder shape, against grad_value's rows M * Dh apart): the
+      // random read-modify-writes stay in cache and touch fewer pages, and the slice is
+      // copied out once.
+      slice(d, s, m, n) = 0.0f;
+      slice(d, row, m, n) += add;
+      grad_value(d, m, s, n) = slice(d, s, m, n);
+    }
   }
 
   void schedule() {
@@ -228,13 +240,9 @@ class MsDeformAttnGradValue : public Generator<MsDeformAttnGradValue> {
       const int vec = natural_vector_size<float>();
       Var mn{"mn"};
       grad_value.reorder(d, s, m, n).fuse(m, n, mn).parallel(mn).vectorize(d, vec, TailStrategy::GuardWithIf);
-      grad_value.update()
-          .reorder(d, rc, rp, rl, rq, m, n)
-          .fuse(m, n, mn)
-          .parallel(mn)
-          .vectorize(d, vec, TailStrategy::GuardWithIf)
-          .unroll(rc);
-      pt.compute_at(grad_value, rq);
+      slice.compute_at(grad_value, mn).vectorize(d, vec, TailStrategy::GuardWithIf);
+      slice.update().reorder(d, rc, rp, rl, rq).vectorize(d, vec, TailStrategy::GuardWithIf).unroll(rc);
+      pt.compute_at(slice, rq);
     }
   }
 };
@@ -242,8 +250,11 @@ class MsDeformAttnGradValue : public Generator<MsDeformAttnGradValue> {
 // The point gradients: grad_attention_weights = sum_d gout * B, grad_sampling_locations =
 // a * (W * sum_d gout * dB/dx, H * sum_d gout * dB/dy), with dB the derivative of the blend
 // with no outer cut-off (right-sided at integers; 0 once every corner is outside). A
-// non-finite location takes no gradient. Gathers over the channels, no scatter: a thread (GPU)
-// or a vector lane (CPU) per point.
+// non-finite location takes no gradient. Gathers over the channels, no scatter:
+//  * CPU: a task per query (images in turn); each point's geometry once, then its channel terms as
+//    dense vectors of the corner rows (the gathers of all a head's points back to back), summed
+//    across the channels (vector partial sums, then lanes); both outputs in the one loop nest.
+//  * GPU: a thread per point, its channels in turn.
 class MsDeformAttnGradPoints : public Generator<MsDeformAttnGradPoints> {
  public:
   OPLAB_MSDA_INPUTS
@@ -252,21 +263,24 @@ class MsDeformAttnGradPoints : public Generator<MsDeformAttnGradPoints> {
   Output<Buffer<float>> grad_attention_weights{"grad_attention_weights", 5};    // (p, l, m, q, n)
 
   Var c{"c"}, p{"p"}, l{"l"}, m{"m"}, q{"q"}, n{"n"}, d{"d"};
-  Func pt{"pt"}, sums{"sums"};
+  Func pt{"pt"}, terms{"terms"}, sums{"sums"};
   RDom rd;
 
   void generate() {
     pt(p, l, m, q, n) = point_tuple(point_of(sampling_locations, levels, value.dim(2).extent(), p, l, m, q, n));
-    rd = RDom(0, value.dim(0).extent(), "rd");
     FuncRef t = pt(p, l, m, q, n);
-    Corners v = corners(value, t, rd, m, n);
-    Expr go = grad_output(rd, m, q, n);
+    Corners v = corners(value, t, d, m, n);
+    Expr go = grad_output(d, m, q, n);
     Expr ly = t[kLy], lx = t[kLx];
     Expr dy = (1.0f - lx) * (v.v10 - v.v00) + lx * (v.v11 - v.v01);
     Expr dx = (1.0f - ly) * (v.v01 - v.v00) + ly * (v.v11 - v.v10);
+    // Channel d's terms of the three sums.
+    terms(d, p, l, m, q, n) = Tuple(go * blend(t, v), go * dx, go * dy);
+    rd = RDom(0, value.dim(0).extent(), "rd");
     sums(p, l, m, q, n) = Tuple(0.0f, 0.0f, 0.0f);
-    sums(p, l, m, q, n) = Tuple(sums(p, l, m, q, n)[0] + go * blend(t, v), sums(p, l, m, q, n)[1] + go * dx,
-                                sums(p, l, m, q, n)[2] + go * dy);
+    sums(p, l, m, q, n) = Tuple(sums(p, l, m, q, n)[0] + terms(rd, p, l, m, q, n)[0],
+                                sums(p, l, m, q, n)[1] + terms(rd, p, l, m, q, n)[1],
+                                sums(p, l, m, q, n)[2] + terms(rd, p, l, m, q, n)[2]);
     Expr finite = bit(t[kBits], 5);
     Expr a = attention_weights(p, l, m, q, n);
     grad_attention_weights(p, l, m, q, n) = select(finite, sums(p, l, m, q, n)[0], 0.0f);
@@ -277,10 +291,10 @@ class MsDeformAttnGradPoints : public Generator<MsDeformAttnGradPoints> {
   void schedule() {
     promise_zero_mins(value, levels, sampling_locations, attention_weights, grad_output, grad_sampling_locations,
                       grad_attention_weights);
-    // Both outputs read the sums of every point, computed once for the whole case.
-    pt.compute_inline();
     if (get_target().has_gpu_feature()) {
-      // A thread per point; its channels in turn.
+      // Both outputs read the sums of every point, computed once for the whole case.
+      pt.compute_inline();
+      terms.compute_inline();
       sums.compute_root();
       gpu_flat(Func(sums), {p, l, m, q, n}, 64);
       gpu_flat(sums.update(), {p, l, m, q, n}, 64);
@@ -288,11 +302,15 @@ class MsDeformAttnGradPoints : public Generator<MsDeformAttnGradPoints> {
       gpu_flat(Func(grad_sampling_locations), {c, p, l, m, q, n}, 64);
     } else {
       const int vec = natural_vector_size<float>();
-      Var qn{"qn"};
-      sums.compute_root().fuse(q, n, qn).parallel(qn).vectorize(p, vec, TailStrategy::GuardWithIf);
-      sums.update().reorder(p, rd, l, m, q, n).fuse(q, n, qn).parallel(qn).vectorize(p, vec, TailStrategy::GuardWithIf);
-      grad_attention_weights.fuse(q, n, qn).parallel(qn);
-      grad_sampling_locations.fuse(q, n, qn).parallel(qn);
+      // The queries not fused with the images: bounds through a fused (q, n) under compute_with
+      // widen to every query before q, which made the work quadratic.
+      grad_sampling_locations.parallel(q);
+      grad_attention_weights.parallel(q).compute_with(grad_sampling_locations, q);
+      pt.compute_at(grad_sampling_locations, q);
+      sums.compute_at(grad_sampling_locations, q);
+      // atomic(): lets Halide vectorise the channel sum itself (no two threads share a point).
+      sums.update().reorder(rd, p, l, m).atomic().vectorize(rd, vec, TailStrategy::GuardWithIf);
+      terms.compute_at(sums, m).vectorize(d, vec, TailStrategy::GuardWithIf);
     }
   }
 };

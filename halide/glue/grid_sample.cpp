@@ -1,14 +1,23 @@
-// grid_sample on the Halide kernels (generators/grid_sample_generator.cpp), 4-D input only:
-// float32 copies of the tensors viewed with the generator's layouts (input (w, h, c, n), grid
-// (k, x, y, n)), mode, padding and align_corners as kernel parameters, and the calls: the
-// forward, then grad_input and grad_grid when the case has grad_output. Nothing to sample (an
-// empty batch, channel axis or grid) leaves every output and gradient 0 without a call. A 5-D
-// input is declined: no 3-D kernels are built.
+// grid_sample on the Halide kernels: generators/grid_sample_generator.cpp for a 4-D input,
+// generators/grid_sample3d_generator.cpp for a 5-D one. Float32 copies of the tensors viewed
+// with the generators' layouts (dims reversed: input (w, h[, d], c, n), grid (k, x, y[, z], n)),
+// mode, padding and align_corners as kernel parameters, and the calls: the forward, then
+// grad_input and grad_grid when the case has grad_output. Nothing to sample (an empty batch,
+// channel axis or grid) leaves every output and gradient 0 without a call.
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "core/params.h"
+#include "grid_sample3d_fwd_cpu.h"
+#include "grid_sample3d_fwd_cuda.h"
+#include "grid_sample3d_fwd_opencl.h"
+#include "grid_sample3d_grad_grid_cpu.h"
+#include "grid_sample3d_grad_grid_cuda.h"
+#include "grid_sample3d_grad_grid_opencl.h"
+#include "grid_sample3d_grad_input_cpu.h"
+#include "grid_sample3d_grad_input_cuda.h"
+#include "grid_sample3d_grad_input_opencl.h"
 #include "grid_sample_fwd_cpu.h"
 #include "grid_sample_fwd_cuda.h"
 #include "grid_sample_fwd_opencl.h"
@@ -37,7 +46,7 @@ class GridSampleCall {
     input_ = to_float(c.in("input"));
     grid_ = to_float(c.in("grid"));
     out_ = TensorF(p_.output_shape());
-    work_ = p_.N > 0 && p_.C > 0 && p_.Ho > 0 && p_.Wo > 0;
+    work_ = p_.N > 0 && p_.C > 0 && p_.Do > 0 && p_.Ho > 0 && p_.Wo > 0;
     input_b_ = view(input_);  // first: view() also installs the error handler
     grid_b_ = view(grid_);
     out_b_ = view(out_);
@@ -57,18 +66,16 @@ class GridSampleCall {
 
   void forward() {
     if (!work_) return;
-    check(OPLAB_KERNEL(grid_sample_fwd, device_)(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), out_b_), ctx_,
-          "grid_sample forward");
+    auto fwd = three_d() ? OPLAB_KERNEL(grid_sample3d_fwd, device_) : OPLAB_KERNEL(grid_sample_fwd, device_);
+    check(fwd(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), out_b_), ctx_, "grid_sample forward");
   }
 
   void backward() {
     if (!work_ || !has_grad_) return;
-    check(OPLAB_KERNEL(grid_sample_grad_input, device_)(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_,
-                                                        gi_b_),
-          ctx_, "grid_sample grad_input");
-    check(OPLAB_KERNEL(grid_sample_grad_grid, device_)(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_,
-                                                       gg_b_),
-          ctx_, "grid_sample grad_grid");
+    auto gi = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_input, device_) : OPLAB_KERNEL(grid_sample_grad_input, device_);
+    auto gg = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_grid, device_) : OPLAB_KERNEL(grid_sample_grad_grid, device_);
+    check(gi(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gi_b_), ctx_, "grid_sample grad_input");
+    check(gg(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gg_b_), ctx_, "grid_sample grad_grid");
   }
 
   Result result() {
@@ -97,6 +104,7 @@ class GridSampleCall {
   }
 
  private:
+  bool three_d() const { return p_.nd == 3; }
   int mode() const { return mode_code(p_.mode); }
   int padding() const { return padding_code(p_.padding); }
   int ac() const { return p_.align_corners ? 1 : 0; }
@@ -109,13 +117,8 @@ class GridSampleCall {
   Buf input_b_, grid_b_, out_b_, gout_b_, gi_b_, gg_b_;
 };
 
-std::optional<std::string> unsupported(const Case& c) {
-  const Tensor* x = c.opt("input");
-  if (x && x->rank() == 5) return std::string("the Halide grid_sample kernels are 4-D only (no 5-D, trilinear kernels built)");
-  return std::nullopt;
-}
-
-const HalideOpRegistrar registrar({"grid_sample", run_call<GridSampleCall>, unsupported, prepare_call<GridSampleCall>});
+// Every valid case has kernels: 4-D and 5-D, each mode the spec allows for its rank.
+const HalideOpRegistrar registrar({"grid_sample", run_call<GridSampleCall>, nullptr, prepare_call<GridSampleCall>});
 
 }  // namespace
 

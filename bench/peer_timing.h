@@ -1,0 +1,57 @@
+#pragma once
+// One timing path for ours and every peer of a measurement: each peer is started once (its
+// probe: does it take the case, and is it slow), then ours and every live peer alternate run by
+// run (O P1 P2 O P1 P2 ...), so that a slow phase of a noisy machine falls on every side alike,
+// and every peer's figure carries the same statistics and the same overlap flag against ours.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/bench.h"
+
+namespace oplab::bench {
+
+// A peer started for one measurement: a function that does one run and returns the time it
+// measured (ms), and the time of the probe run that start made.
+struct StartedPeer {
+  std::function<double()> run;
+  double probe_ms = 0;
+};
+
+// A peer of the measurement. `start` throws (Unsupported, BackendUnavailable, ...) with one line
+// where the peer cannot time this case; that line is kept as the peer's `unsupported`.
+struct PeerSide {
+  std::string name;
+  std::function<StartedPeer()> start;
+};
+
+struct PeerTiming {
+  std::string name;
+  std::optional<Timing> t;   // empty where the peer did not take the case
+  std::string unsupported;   // why, where t is empty
+  bool overlap = false;      // t's [min, max] overlaps ours: a ratio within the noise
+  bool slow = false;         // its probe ran past the slow threshold
+};
+
+struct TimingPlan {
+  int warmup = 2, repeats = 5;
+  // A peer whose probe runs longer than slow_ms (seconds per run) cuts the measurement to
+  // slow_repeats runs with no warm-up, so that one shape cannot take the main job's time.
+  double slow_ms = 1000;
+  int slow_repeats = 3;
+};
+
+struct Measurement {
+  std::optional<Timing> ours;     // empty where `ours` was empty
+  std::vector<PeerTiming> peers;  // in the order given
+  int warmup = 0, repeats = 0;    // what was run, after a slow peer's cut
+  bool slow = false;
+};
+
+// Times `ours` (may be empty: only the peers then) and every peer in alternation under `plan`.
+// A peer that throws during the timed runs is dropped with its line ("stopped answering: ...")
+// and the rest are timed again; what `ours` throws is thrown on.
+Measurement measure(const std::function<double()>& ours, const std::vector<PeerSide>& peers, const TimingPlan& plan);
+
+}  // namespace oplab::bench

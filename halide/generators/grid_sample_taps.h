@@ -1,0 +1,153 @@
+#pragma once
+// The per-axis taps of grid_sample (SPEC §12) as Halide expressions, shared by the 4-D kernels
+// (grid_sample_generator.cpp) and the 5-D ones (grid_sample3d_generator.cpp), so both decide
+// every coordinate the same way. Each grid value is unnormalised, padded and floored in double
+// from the float32 grid, with the reference's operations (reference/grid_sample.cpp); the tap
+// weights are formed in double and used in float32.
+#include <utility>
+#include <vector>
+
+#include "Halide.h"
+
+namespace oplab_grid {
+
+using namespace Halide;
+
+inline Expr f64(double v) { return Internal::make_const(Float(64), v); }
+
+// The padding of SPEC §12 on a double coordinate c: the padded coordinate and its derivative.
+struct Padded {
+  Expr c, dc;
+};
+
+inline Padded pad(Expr c, Expr S, Expr padding, Expr ac) {
+  Expr hi_pix = cast<double>(S - 1);
+  // border: clamp to [0, S - 1], derivative 0 at and beyond the ends.
+  Expr inside = c > f64(0) && c < hi_pix;
+  // reflection about [lo, hi], then the same clamp.
+  Expr lo = select(ac != 0, f64(0), f64(-0.5)), hi = select(ac != 0, hi_pix, cast<double>(S) - f64(0.5));
+  Expr span = hi - lo;
+  Expr d = c - lo;
+  Expr sign = select(d < f64(0), f64(-1), f64(1));
+  Expr ad = abs(d);
+  Expr safe_span = select(span > f64(0), span, f64(1));
+  Expr extra = ad - floor(ad / safe_span) * safe_span;  // fmod for ad >= 0
+  Expr odd = (floor(ad / safe_span) - floor(ad / safe_span / f64(2)) * f64(2)) != f64(0);
+  Expr r = select(span > f64(0), select(odd, hi - extra, lo + extra), f64(0));
+  Expr dr = select(span > f64(0), select(odd, -sign, sign), f64(0));
+  Expr r_in = r > f64(0) && r < hi_pix;
+  Expr border_c = clamp(c, f64(0), hi_pix), border_d = select(inside, f64(1), f64(0));
+  Expr refl_c = clamp(r, f64(0), hi_pix), refl_d = select(r_in, dr, f64(0));
+  return {select(padding == 0, c, padding == 1, border_c, refl_c),
+          select(padding == 0, f64(1), padding == 1, border_d, refl_d)};
+}
+
+// Cubic convolution weight (A = -0.75) at signed distance d, and its slope.
+inline Expr cubic(Expr d) {
+  const double A = -0.75;
+  Expr t = abs(d);
+  Expr near = ((f64(A + 2) * t - f64(A + 3)) * t) * t + f64(1);
+  Expr far = ((f64(A) * t - f64(5 * A)) * t + f64(8 * A)) * t - f64(4 * A);
+  return select(t <= f64(1), near, t < f64(2), far, f64(0));
+}
+
+inline Expr cubic_slope(Expr d) {
+  const double A = -0.75;
+  Expr t = abs(d), s = select(d < f64(0), f64(-1), f64(1));
+  Expr near = (f64(3 * (A + 2)) * t - f64(2 * (A + 3))) * t;
+  Expr far = (f64(3 * A) * t - f64(10 * A)) * t + f64(8 * A);
+  return s * select(t <= f64(1), near, t < f64(2), far, f64(0));
+}
+
+// Tap j (a constant, 0..3) of float32 grid value g along an axis of S pixels, in double:
+// where it reads (before the image test), whether it is one of the mode's taps and reads the
+// image, its weight and d weight / d g.
+struct RawTap {
+  Expr at, valid, w, dw;
+};
+
+inline RawTap raw_tap(Expr g, Expr S, int j, Expr mode, Expr padding, Expr ac) {
+  Expr finite = is_finite(g);
+  Expr gd = select(finite, cast<double>(g), f64(0));
+  Expr Sd = cast<double>(S);
+  Expr c = select(ac != 0, ((gd + f64(1)) / f64(2)) * (Sd - f64(1)), ((gd + f64(1)) * Sd - f64(1)) / f64(2));
+  Expr f = select(ac != 0, (Sd - f64(1)) / f64(2), Sd / f64(2));
+  // Far outside, zeros padding reads nothing either way: the clamp keeps floor within int32.
+  Expr cz = clamp(c, f64(-8), Sd + f64(8));
+
+  // bilinear: corners floor(q) and floor(q) + 1 of the padded coordinate.
+  Padded q = pad(c, S, padding, ac);
+  Expr qc = select(padding == 0, cz, q.c);
+  Expr q0 = floor(qc), t = qc - q0;
+  Expr bl_at = q0 + f64(j);
+  Expr bl_w = j == 0 ? f64(1) - t : t;
+  Expr bl_dw = (j == 0 ? -q.dc : q.dc) * f;
+  // nearest: round half to even of the padded coordinate, spelled out: Halide's round() is
+  // half to even on the CPU but becomes OpenCL C's round() (half away from zero) on OpenCL,
+  // which the first OpenCL fuzz run caught (0.5 read pixel 1).
+  Expr up = floor(qc + f64(0.5));
+  Expr tie_to_odd = (up - qc) == f64(0.5) && (up - floor(up / f64(2)) * f64(2)) != f64(0);
+  Expr nn_at = select(tie_to_odd, up - f64(1), up);
+  // bicubic: taps floor(c) - 1 .. + 2 of the unpadded coordinate, each padded on its own.
+  Expr cc = select(padding == 0, cz, c);
+  Expr tap = floor(cc) + f64(j - 1), dist = cc - tap;
+  Expr bc_at = select(padding == 0, tap, pad(tap, S, padding, ac).c);
+
+  RawTap r;
+  r.at = select(mode == 0, bl_at, mode == 1, nn_at, bc_at);
+  r.w = select(mode == 0, bl_w, mode == 1, f64(1), cubic(dist));
+  r.dw = select(mode == 0, bl_dw, mode == 1, f64(0), cubic_slope(dist) * f);
+  r.valid = finite && j < select(mode == 0, 2, mode == 1, 1, 4) && r.at >= f64(0) && r.at <= Sd - f64(1);
+  return r;
+}
+
+// Tap k (0..3, a Var) of an axis: Tuple(index clamped into the image, 1 when the tap reads the
+// image (0 outside or past the mode's taps), weight, d weight / d g), the last two float32.
+// Taps that padding sends to the same pixel (bicubic near a border or a fold) are merged into
+// the first of them, weights and slopes added in double: symmetric taps under reflection then
+// cancel exactly, as in the reference, instead of leaving float32 noise that no bound sees.
+// `raw` taps are formed: 4 where bicubic may run, 2 where only bilinear and nearest do (5-D).
+inline Tuple axis_tap(Expr g, Expr S, Expr k, Expr mode, Expr padding, Expr ac, int raw = 4) {
+  std::vector<RawTap> t;
+  for (int j = 0; j < raw; ++j) t.push_back(raw_tap(g, S, j, mode, padding, ac));
+  Expr at = t[raw - 1].at, valid = t[raw - 1].valid;
+  for (int j = raw - 2; j >= 0; --j) {
+    at = select(k == j, t[j].at, at);
+    valid = select(k == j, t[j].valid, valid);
+  }
+  Expr dup = Internal::const_false(), w = f64(0), dw = f64(0);
+  for (int j = 0; j < raw; ++j) {
+    Expr same = t[j].valid && t[j].at == at;
+    dup = dup || (k > j && same);
+    w += select(k <= j && same, t[j].w, f64(0));
+    dw += select(k <= j && same, t[j].dw, f64(0));
+  }
+  valid = valid && !dup;
+  Expr Sd = cast<double>(S);
+  Expr index = clamp(cast<int>(clamp(at, f64(-1), Sd)), 0, S - 1);
+  return Tuple(index, select(valid, 1.0f, 0.0f), select(valid, cast<float>(w), 0.0f), select(valid, cast<float>(dw), 0.0f));
+}
+
+enum { kIndex, kValid, kW, kDw };
+
+inline Expr taps_of(Expr mode) { return select(mode == 0, 2, mode == 1, 1, 4); }
+
+template <class... B>
+void promise_zero_mins(B&... bufs) {
+  auto one = [](auto& b) {
+    for (int i = 0; i < b.dimensions(); ++i) b.dim(i).set_min(0);
+  };
+  (one(bufs), ...);
+}
+
+// CPU: an axis' taps t(k, x, ...) of the positions a task of f at `at` reads, formed there with
+// x innermost in memory and vectorised, so the kernel's vector loads of a tap field over x
+// are dense rather than strided by the tap slots.
+inline void row_taps_at(Func& t, Func f, const Var& at, int vec) {
+  std::vector<Var> a = t.args();
+  std::swap(a[0], a[1]);
+  std::vector<VarOrRVar> order(a.begin(), a.end());
+  t.compute_at(f, at).reorder_storage(a).reorder(order).vectorize(a[0], vec, TailStrategy::GuardWithIf);
+}
+
+}  // namespace oplab_grid
