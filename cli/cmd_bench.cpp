@@ -3,6 +3,7 @@
 // thread count, every side timed in one alternation (bench/peer_timing.h). Every figure is a
 // ratio (peer time / ours); achieved GB/s is set against the copy bandwidth measured here.
 #include <algorithm>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <thread>
@@ -183,6 +184,13 @@ int run_bench(const Options& opt) {
     return kUsage;
   }
   set_halide_threads(opt.threads);
+  // The sides alternate run by run on the same cores: OpenMP threads that spin-wait after a
+  // run (PyTorch in its bridge process, OpenMP inside this process) steal the cores from the
+  // next side. Measured on 2 cores, nearest x2 forward: ours 45 ms with nothing set, 29 ms with
+  // this (the bridge, started later, inherits it), 7.3 ms with OMP_WAIT_POLICY=PASSIVE in the
+  // environment oplab starts in (this process's OpenMP reads it at load); the peers' own times
+  // did not move. Hence the README runs the bench with it set. A user's setting stands.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   // The machine's copy bandwidth: the best of three measurements now (one taken while
   // something else briefly runs reads low and would inflate every fraction), and again at the
   // end, since the run's fractions are only as good as this number.
