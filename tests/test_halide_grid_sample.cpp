@@ -20,6 +20,7 @@
 #include "fuzz/generators.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
+#include "tests/halide_corpus.h"
 
 namespace oplab {
 namespace {
@@ -32,33 +33,16 @@ Backend& ref() { return *builtin_backends().find("ref"); }
 class HalideGridSampleCorpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HalideGridSampleCorpus, WithinBoundForwardAndBackward) {
-  const std::string name = GetParam();
-  Backend* b = builtin_backends().find(name);
-  ASSERT_NE(b, nullptr) << name << " is not built in";
-  if (auto why = b->unavailable_reason()) {
-    std::cout << "[grid_sample] " << name << " skipped: " << *why << "\n";
-    GTEST_SKIP() << name << " cannot run here";
-  }
-  std::map<std::string, int> count;
-  double worst = 0;
-  for (const Case& c : fuzz::sample_cases("grid_sample", kCases, kSeed)) {
-    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
-    ++count[compare::verdict_name(o.verdict)];
-    worst = std::max(worst, o.worst_ratio);
-    ++count[c.in("input").rank() == 5 ? "5-D" : "4-D"];
-    EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip)
-        << name << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
-    // The kernels unnormalise, pad and floor in double with the reference's operations: on
-    // the float32-rounded case every decision is the reference's.
-    if (o.verdict == compare::Verdict::BoundaryFlip) {
-      const compare::FloatOutcome r = compare::compare_float_backend(ref(), *b, compare::float_rounded_case(c));
-      EXPECT_EQ(r.verdict, compare::Verdict::Agree)
-          << name << ", inputs rounded to float32: " << compare::verdict_name(r.verdict) << ": " << r.detail;
-    }
-  }
-  std::cout << "[grid_sample] " << name << " (" << kCases << " cases, forward+backward):";
-  for (const auto& [k, n] : count) std::cout << " " << k << "=" << n;
-  std::cout << " worst error/bound=" << worst << "\n";
+  Backend* b = runnable_backend(GetParam(), "grid_sample");
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  // The kernels unnormalise, pad and floor in double with the reference's operations: on the
+  // float32-rounded case every decision is the reference's (check_corpus's default).
+  CorpusOptions opt;
+  opt.tally = [](const Case& c, std::map<std::string, int>& count) { ++count[c.in("input").rank() == 5 ? "5-D" : "4-D"]; };
+  const CorpusCounts r = check_corpus(*b, "grid_sample", kCases, kSeed, "grid_sample", opt);
+  // Both ranks are drawn, or half the kernels would go unchecked.
+  EXPECT_GT(r.count.count("4-D") ? r.count.at("4-D") : 0, kCases / 10);
+  EXPECT_GT(r.count.count("5-D") ? r.count.at("5-D") : 0, kCases / 10);
 }
 
 std::vector<std::string> backend_names() {
@@ -67,12 +51,8 @@ std::vector<std::string> backend_names() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, HalideGridSampleCorpus, ::testing::ValuesIn(backend_names()), [](const auto& info) {
-  std::string s = info.param;
-  for (char& ch : s)
-    if (ch == '-') ch = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Backends, HalideGridSampleCorpus, ::testing::ValuesIn(backend_names()),
+                         [](const auto& info) { return test_name_of(info.param); });
 
 // ---------------------------------------------------------------- hand cases
 

@@ -32,6 +32,20 @@ void define_taps3(Func& tx, Func& ty, Func& tz, const In& input, const Grid& gri
 // Taps per axis of a mode: 2 (bilinear) or 1 (nearest).
 Expr taps3_of(Expr mode) { return select(mode == 0, 2, 1); }
 
+// The GPU layout of a pure 5-D definition f(a, b, s, c, n): 16 x 16 of (a, b) per block, a
+// block per tile of a slice s of a channel c of an image n. Returns the innermost thread Var.
+Var gpu_tile_slices(Func f, const Var& a, const Var& b, const Var& s, const Var& c, const Var& n) {
+  Var ao{"ao"}, bo{"bo"}, ai{"ai"}, bi{"bi"}, cn{"cn"}, scn{"scn"};
+  f.split(a, ao, ai, 16, TailStrategy::GuardWithIf)
+      .split(b, bo, bi, 16, TailStrategy::GuardWithIf)
+      .fuse(c, n, cn)
+      .fuse(s, cn, scn)
+      .reorder(ai, bi, ao, bo, scn)
+      .gpu_blocks(ao, bo, scn)
+      .gpu_threads(ai, bi);
+  return ai;
+}
+
 // out(x, y, z, c, n) = sum over the taps (z outer, x inner) of wz * wy * wx * input.
 //  * CPU: a task per (row, slice, image); taps once per row; channels in turn, positions
 //    vectorised.
@@ -60,15 +74,7 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
   void schedule() {
     promise_zero_mins(input, grid, output);
     if (get_target().has_gpu_feature()) {
-      Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, cn{"cn"}, zcn{"zcn"};
-      output.split(x, xo, xi, 16, TailStrategy::GuardWithIf)
-          .split(y, yo, yi, 16, TailStrategy::GuardWithIf)
-          .fuse(c, n, cn)
-          .fuse(z, cn, zcn)
-          .reorder(xi, yi, xo, yo, zcn)
-          .gpu_blocks(xo, yo, zcn)
-          .gpu_threads(xi, yi);
-      acc.compute_at(output, xi);
+      acc.compute_at(output, gpu_tile_slices(output, x, y, z, c, n));
     } else {
       const int vec = natural_vector_size<float>();
       Var yz{"yz"}, yzn{"yzn"};
@@ -120,14 +126,7 @@ class GridSample3dGradInput : public Generator<GridSample3dGradInput> {
     promise_zero_mins(input, grid, grad_output, grad_input);
     RVar rq = r[0], rx = r[1], ry = r[2], rz = r[3];
     if (get_target().has_gpu_feature()) {
-      Var wo{"wo"}, ho{"ho"}, wi{"wi"}, hi{"hi"}, cn{"cn"}, dcn{"dcn"};
-      grad_input.split(w, wo, wi, 16, TailStrategy::GuardWithIf)
-          .split(h, ho, hi, 16, TailStrategy::GuardWithIf)
-          .fuse(c, n, cn)
-          .fuse(d, cn, dcn)
-          .reorder(wi, hi, wo, ho, dcn)
-          .gpu_blocks(wo, ho, dcn)
-          .gpu_threads(wi, hi);
+      gpu_tile_slices(grad_input, w, h, d, c, n);
       RVar rxo{"rxo"}, rxi{"rxi"};
       grad_input.update()
           .atomic()
