@@ -12,6 +12,7 @@
 #include "cli/names.h"
 #include "fuzz/arg_parse.h"
 #include "fuzz/campaign_records.h"
+#include "fuzz/progress.h"
 
 namespace oplab::cli {
 
@@ -116,7 +117,8 @@ int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool
   const nlohmann::json& findings = r.summary.at("findings");
   std::cout << (r.interrupted ? "interrupted" : "finished") << ": " << r.cases << " cases, " << r.checks << " checks, "
             << r.failures.size() << " failing cases, " << findings.size() << " findings in " << fixed(r.seconds, 1)
-            << " s (" << fixed(double(r.cases) / std::max(r.seconds, 1e-9), 1) << " cases/s); summary: " << o.out << "/summary.json\n";
+            << " s (" << fixed(fuzz::fuzz_rate(r.cases, r.seconds, r.shrink_seconds), 1) << " cases/s, shrinking "
+            << fixed(100 * fuzz::shrink_share(r.seconds, r.shrink_seconds), 0) << "%); summary: " << o.out << "/summary.json\n";
   FailureTally tally;
   for (const auto& f : r.failures) tally.add(builtin_backends().find(f.backend), named);
   for (const auto& f : findings) tally.add(builtin_backends().find(f.at("backend").get<std::string>()), named);

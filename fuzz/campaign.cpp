@@ -128,6 +128,7 @@ class Runner {
     if (stop_requested()) result_.interrupted = true;
     const std::string status = result_.interrupted ? "interrupted" : "finished";
     result_.seconds = elapsed();
+    result_.shrink_seconds = shrink_s_;
     log_.event({{"event", "end"}, {"status", status}, {"elapsed_s", elapsed()}, {"cases", result_.cases},
                 {"failures", result_.failures.size()}},
                true);
@@ -137,7 +138,10 @@ class Runner {
   }
 
  private:
-  double elapsed() const { return std::chrono::duration<double>(clock_type::now() - t0_).count(); }
+  double elapsed() const { return since(t0_); }
+  static double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+  // Time spent shrinking so far, the shrink under way included.
+  double shrink_seconds() const { return shrink_s_ + (shrink_started_ ? since(*shrink_started_) : 0.0); }
   bool time_up() const { return opt_.time_s && elapsed() >= *opt_.time_s; }
   bool done() const { return !opt_.keep_going && !result_.failures.empty(); }
 
@@ -171,12 +175,20 @@ class Runner {
     std::optional<std::string> over_policy;
     ++result_.cases;
     ++per_op_[op];
+    // The oracle's answers on this case, asked once for all subjects (fuzz/properties.h).
+    SharedAnswers oracle_answers[2] = {SharedAnswers(*plan_.against), SharedAnswers(*plan_.against)};
     for (Backend* b : plan_.subjects) {
       std::optional<CheckContext> ctx[2];
       for (const Property* p : plan_.properties) {
         if (!p->applies(op)) continue;
         const int k = p->invalid_cases ? 1 : 0;
         if (!drawn[k]) {
+          const auto t = clock_type::now();
+          struct AddTime {  // on every way out, the return on a generator error included
+            double& to;
+            clock_type::time_point from;
+            ~AddTime() { to += since(from); }
+          } add_time{draw_s_, t};
           try {
             drawn[k] = draw_case(generator(op, k == 1), seed, size);
           } catch (const std::exception& e) {
@@ -198,12 +210,17 @@ class Runner {
           tally(*b, op, *p, CheckResult::skip(*over_policy), 0);
           continue;
         }
-        if (!ctx[k]) ctx[k].emplace(*drawn[k], *b, *plan_.against, opt_.isolation);
+        if (!ctx[k]) ctx[k].emplace(*drawn[k], *b, *plan_.against, opt_.isolation, &oracle_answers[k]);
         const auto t = clock_type::now();
         const CheckResult r = run_check(*p, *ctx[k]);
-        tally(*b, op, *p, r, std::chrono::duration<double>(clock_type::now() - t).count());
+        const double secs = since(t);
+        judge_s_ += secs;
+        tally(*b, op, *p, r, secs);
         if (r.failed()) {
+          const auto tf = clock_type::now();
+          const double shrunk_before = shrink_s_;
           record_failure(op, index, seed, size, *b, *p, *drawn[k], r);
+          record_s_ += since(tf) - (shrink_s_ - shrunk_before);
           break;  // one failure per case and backend: the rest would repeat it
         }
       }
@@ -250,24 +267,26 @@ class Runner {
                    {"shrunk", false},
                    {"case", case_to_json(original)},
                    {"replay", "oplab replay " + log_.record_path(id)}};
-    // Saved before shrinking, and in the summary: if the campaign dies while shrinking, the
-    // failure is on disk and listed.
-    log_.save_failure(id, record, original);
+    const bool shrinking = opt_.shrink_time_s > 0;
+    // Saved before shrinking: if the campaign dies while shrinking, the failure is on disk
+    // (and listed by `report` and `merge`, fuzz/campaign_state.h). Without shrinking,
+    // finish_failure saves it at once.
+    if (shrinking) log_.save_failure(id, record, original);
     log_.event({{"event", "failure-found"}, {"id", id}, {"op", op}, {"backend", b.name()}, {"property", p.name},
                 {"detail", r.detail}, {"crashed", r.crashed}, {"found_after_s", found}},
-               true);
+               shrinking);  // unshrunk, its "failure" event follows at once, durable
     const bool loud = !opt_.quiet_expected_failures || b.role() == BackendRole::Implementation;
     if (loud)
       progress_.message(std::string(compare::verdict_name(r.verdict)) + " " + p.name + " " + op + " on " + b.name() +
                         ": " + r.detail);
     result_.failures.push_back(summary_of(record, found));
-    write_summary("running");
-    if (opt_.shrink_time_s <= 0) {  // no shrinking asked: the case as drawn is the record
+    if (!shrinking) {  // no shrinking asked: the case as drawn is the record
       record["shrink_state"] = "not shrunk (shrink time 0)";
       record["shrink"] = {{"skipped", "no shrinking asked (shrink time 0)"}, {"seconds", 0.0}};
       finish_failure(record, original, loud);
       return;
     }
+    summary_after_failure(loud);
 
     // Shrink: the same property, on the same backends, on RapidCheck's smaller candidates.
     phase_ = "shrinking " + id;
@@ -289,7 +308,10 @@ class Runner {
         return false;
       }
     };
+    shrink_started_ = clock_type::now();
     const ShrinkOutcome s = shrink_case(property_gen(p, op), seed, size, fails, opt_.shrink_time_s);
+    shrink_s_ += since(*shrink_started_);
+    shrink_started_.reset();
     phase_.clear();
     if (s.reproduced) {
       record["case"] = case_to_json(s.minimal);
@@ -347,7 +369,7 @@ class Runner {
       std::filesystem::remove(f.case_path, ec);
       log_.event({{"event", "failure-repeated"}, {"id", f.id}, {"same_as", first.id}}, true);
       if (loud) progress_.message("  the same failure as " + first.id + " (met " + std::to_string(first.occurrences) + " times)");
-      write_summary("running");
+      summary_after_failure(loud);
       return;
     }
     record["occurrences"] = 1;
@@ -361,15 +383,22 @@ class Runner {
     result_.failures.push_back(f);
     records_json_.push_back(record);
     if (loud) progress_.message("  replay: oplab replay " + f.record_path);
-    write_summary("running");
+    summary_after_failure(loud);
+  }
+
+  // A failure is on disk (its files, its durable event) before the summary lists it. An
+  // implementation's failure (or any, on the backends named) is in the summary at once; the
+  // expected failures of seeded bugs and study variants under --backend all, which come every
+  // few cases, at the next periodic write, within 2 s: rewriting the whole summary for each
+  // (hundreds of records) took more time than judging the cases.
+  void summary_after_failure(bool loud) {
+    if (loud) write_summary("running");
+    else periodic();
   }
 
   void periodic() {
     const double now = elapsed();
-    if (now - last_summary_ >= 2.0) {
-      write_summary("running");
-      last_summary_ = now;
-    }
+    if (now - last_summary_ >= 2.0) write_summary("running");
     if (now - last_event_ >= opt_.progress_every_s) {
       log_.event({{"event", "progress"}, {"elapsed_s", now}, {"cases", result_.cases}, {"per_op", per_op_},
                   {"checks", result_.checks}, {"failures", result_.failures.size()}});
@@ -385,6 +414,7 @@ class Runner {
     s.checks = result_.checks;
     s.failures = int64_t(result_.failures.size());
     s.phase = phase_;
+    s.shrink_s = shrink_seconds();
     return s;
   }
 
@@ -417,12 +447,13 @@ class Runner {
   }
 
   void write_summary(const std::string& status) {
+    const auto t = clock_type::now();
     json failures = json::array();
     for (const auto& f : result_.failures)
       failures.push_back({{"id", f.id}, {"op", f.op}, {"backend", f.backend}, {"property", f.property},
                           {"detail", f.detail}, {"record", f.record_path}, {"case", f.case_path},
                           {"found_after_s", f.found_after_s}, {"shrunk", f.shrunk}, {"occurrences", f.occurrences}});
-    const double secs = elapsed();
+    const double secs = elapsed(), shrink = shrink_seconds();
     result_.summary = {{"kind", "oplab-fuzz-campaign"},
                        {"version", 2},
                        {"status", status},
@@ -431,7 +462,11 @@ class Runner {
                        {"elapsed_s", secs},
                        {"options", options_json()},
                        {"cases", {{"total", result_.cases}, {"per_op", per_op_}}},
-                       {"cases_per_second", secs > 0 ? double(result_.cases) / secs : 0.0},
+                       {"cases_per_second", fuzz_rate(result_.cases, secs, shrink)},
+                       {"shrink_seconds", shrink},
+                       {"shrink_share", shrink_share(secs, shrink)},
+                       {"seconds_by_phase", {{"judging", judge_s_}, {"drawing", draw_s_}, {"shrinking", shrink},
+                                             {"recording_failures", record_s_}, {"writing_summary", write_s_}}},
                        {"checks_total", result_.checks},
                        {"records", records_.to_json()},
                        {"findings", records_.findings()},
@@ -439,6 +474,8 @@ class Runner {
                        {"skip_reasons", skips_},
                        {"failures", failures}};
     log_.write_summary(result_.summary);
+    write_s_ += since(t);
+    last_summary_ = elapsed();
   }
 
   const CampaignOptions& opt_;
@@ -456,6 +493,11 @@ class Runner {
   std::map<std::string, rc::Gen<Case>> valid_gens_, invalid_gens_;
   std::string phase_;
   double last_summary_ = 0, last_event_ = 0;
+  // Where the time goes (summary.json "seconds_by_phase"): judging cases outside shrinking,
+  // drawing them, shrinking failures, recording failures (their files and events, the summary
+  // writes among them), writing the summary (all writes).
+  double shrink_s_ = 0, judge_s_ = 0, draw_s_ = 0, record_s_ = 0, write_s_ = 0;
+  std::optional<clock_type::time_point> shrink_started_;
 };
 
 }  // namespace

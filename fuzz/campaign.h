@@ -55,6 +55,7 @@ struct CampaignResult {
   int64_t checks = 0;
   std::vector<FailureSummary> failures;
   double seconds = 0;
+  double shrink_seconds = 0;  // of `seconds`, the time spent shrinking failures
   bool interrupted = false;
   nlohmann::json summary;  // what summary.json holds (its "records": fuzz/campaign_records.h)
 };

@@ -1,16 +1,28 @@
 #include "fuzz/progress.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
 namespace oplab::fuzz {
+
+double fuzz_rate(int64_t cases, double elapsed_s, double shrink_s) {
+  const double fuzzing = elapsed_s - shrink_s;
+  return fuzzing > 0 ? double(cases) / fuzzing : 0.0;
+}
+
+double shrink_share(double elapsed_s, double shrink_s) {
+  return elapsed_s > 0 ? std::min(1.0, std::max(0.0, shrink_s / elapsed_s)) : 0.0;
+}
 
 Progress::Progress(std::ostream& os, bool live, double every_s) : os_(os), live_(live), every_s_(every_s) {}
 
 std::string Progress::line(const ProgressSnapshot& s) const {
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << "[fuzz " << s.elapsed_s << "s] " << s.cases << " cases";
-  if (s.elapsed_s > 0) os << " (" << std::setprecision(0) << double(s.cases) / s.elapsed_s << "/s)";
+  if (s.elapsed_s > 0)
+    os << " (" << std::setprecision(0) << fuzz_rate(s.cases, s.elapsed_s, s.shrink_s) << "/s, shrinking "
+       << 100 * shrink_share(s.elapsed_s, s.shrink_s) << "%)";
   os << " |";
   for (const auto& [op, n] : s.per_op) os << " " << op << " " << n;
   os << " | " << s.checks << " checks, " << s.failures << (s.failures == 1 ? " failure" : " failures");

@@ -7,6 +7,8 @@
 
 #include "core/metrics.h"
 #include "fuzz/case_edit.h"
+#include "fuzz/interrupt.h"
+#include "fuzz/wire.h"
 #include "fuzz/generators.h"
 #include "compare/tolerance.h"
 
@@ -29,35 +31,54 @@ void record_metrics(CheckResult* verdict, const std::string& what, const Tensor&
 
 }  // namespace
 
-CheckContext::CheckContext(const Case& c, Backend& subject, Backend& against, const Isolation& iso)
-    : case_(c), subject_(subject), against_(against), iso_(iso) {}
+CheckContext::CheckContext(const Case& c, Backend& subject, Backend& against, const Isolation& iso,
+                           SharedAnswers* shared)
+    : case_(c), subject_(subject), against_(against), iso_(iso), shared_(shared) {}
 
+Answers::Answer* Answers::find(const Backend& b, const std::string& key) {
+  for (Answer& a : list_)
+    if (a.backend == &b && a.key == key) return &a;
+  return nullptr;
+}
+
+const Answers::Answer* Answers::find(const Backend& b, const std::string& key) const {
+  return const_cast<Answers*>(this)->find(b, key);  // the same search, read only
+}
+
+Answers::Answer& Answers::add(Answer a) {
+  if (list_.size() >= kMax) list_.erase(list_.begin());
+  list_.push_back(std::move(a));
+  return list_.back();
+}
+
+Answers& CheckContext::answers_for(const Backend& b) {
+  return shared_ && shared_->backend() == &b ? shared_->answers() : own_;
+}
+
+// Every evaluation is kept by its case's content, so the properties of one case share one
+// evaluation of each case they ask (the unmodified case above all); the oracle's are shared
+// with the other subjects' contexts. A crash is kept too, and marks each context it reaches.
 Result CheckContext::eval(Backend& b, const Case& c) {
-  if (&c != &case_) {
+  Answers& answers = answers_for(b);
+  std::string key = wire::encode_case(c);
+  Answers::Answer* a = answers.find(b, key);
+  if (!a) {
+    Answers::Answer fresh;
+    fresh.backend = &b;
+    fresh.key = std::move(key);
     try {
-      return isolated_evaluate(b, c, iso_);
+      fresh.result = isolated_evaluate(b, c, iso_);
     } catch (const KernelCrash&) {
-      crashed_ = true;
-      throw;
-    }
+      fresh.crashed = true;
+      fresh.error = std::current_exception();
+    } catch (const std::exception&) {
+      fresh.error = std::current_exception();
+    }  // Interrupted is no answer: it passes through, nothing kept
+    a = &answers.add(std::move(fresh));
   }
-  for (auto& [backend, k] : kept_)
-    if (backend == &b) {
-      if (k.error) std::rethrow_exception(k.error);
-      return *k.result;
-    }
-  Kept k;
-  try {
-    k.result = isolated_evaluate(b, c, iso_);
-  } catch (const KernelCrash&) {
-    crashed_ = true;
-    k.error = std::current_exception();
-  } catch (const std::exception&) {
-    k.error = std::current_exception();
-  }
-  kept_.emplace_back(&b, k);
-  if (k.error) std::rethrow_exception(k.error);
-  return *k.result;
+  if (a->crashed) crashed_ = true;
+  if (a->error) std::rethrow_exception(a->error);
+  return *a->result;
 }
 
 Evaluate CheckContext::evaluator() {
@@ -65,9 +86,10 @@ Evaluate CheckContext::evaluator() {
 }
 
 const Result* CheckContext::kept(const Backend& b) const {
-  for (const auto& [backend, k] : kept_)
-    if (backend == &b && k.result) return &*k.result;
-  return nullptr;
+  const std::string key = wire::encode_case(case_);
+  const Answers& answers = shared_ && shared_->backend() == &b ? shared_->answers() : own_;
+  const Answers::Answer* a = answers.find(b, key);
+  return a && a->result ? &*a->result : nullptr;
 }
 
 std::optional<Result> CheckContext::try_eval(Backend& b, const Case& c, CheckResult* verdict) {

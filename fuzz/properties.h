@@ -18,6 +18,7 @@
 //                         (align_corners=True for the linear modes)
 //
 // The metamorphic ones need no peer: they hold a backend to identities of the op itself.
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -78,17 +79,56 @@ struct CheckResult {
   }
 };
 
+// Answers (results or errors) of backends on the cases met while one drawn case is judged,
+// keyed by the case's content: a case asked again, by another property or as the same nudged
+// case, is answered from here instead of being evaluated, and sent to a worker, again.
+class Answers {
+ public:
+  struct Answer {
+    const Backend* backend = nullptr;
+    std::string key;  // the case's wire bytes (fuzz/wire.h): equal bytes, equal case
+    std::optional<Result> result;
+    std::exception_ptr error;
+    bool crashed = false;  // the evaluation crashed or hung (error holds the KernelCrash)
+  };
+  Answer* find(const Backend& b, const std::string& key);
+  const Answer* find(const Backend& b, const std::string& key) const;
+  Answer& add(Answer a);  // keeps the last kMax: a bound on the memory one case can hold
+  static constexpr size_t kMax = 64;
+
+ private:
+  std::vector<Answer> list_;  // a handful a case: a linear search is enough
+};
+
+// The oracle's answers on one drawn case, shared by the contexts of every subject: each
+// subject's checks ask it the same case (and the same invalid case), and its answer does not
+// depend on who asks, so it is evaluated once per case instead of once per subject.
+class SharedAnswers {
+ public:
+  explicit SharedAnswers(const Backend& b) : backend_(&b) {}
+  const Backend* backend() const { return backend_; }
+  Answers& answers() { return answers_; }
+
+ private:
+  const Backend* backend_;
+  Answers answers_;
+};
+
 // What a check may use while judging one case.
 class CheckContext {
  public:
-  CheckContext(const Case& c, Backend& subject, Backend& against, const Isolation& iso);
+  // `shared`, when given, holds the answers of its backend (the oracle) across the contexts of
+  // one drawn case; it must outlive this context.
+  CheckContext(const Case& c, Backend& subject, Backend& against, const Isolation& iso,
+               SharedAnswers* shared = nullptr);
 
   const Case& the_case() const { return case_; }
   Backend& subject() const { return subject_; }
   Backend& against() const { return against_; }
 
-  // Evaluates `c` on `b`, isolated. Results (and errors) for the unmodified case are kept per
-  // backend, so the properties of one case share one evaluation of it.
+  // Evaluates `c` on `b`, isolated. Results (and errors) are kept per backend by the content
+  // of the case asked (Answers), so the properties of one case share one evaluation of each
+  // case they ask, the unmodified one above all; the oracle's, across subjects too.
   Result eval(Backend& b, const Case& c);
   Evaluate evaluator();
   // The kept result of the unmodified case on `b`, if it was evaluated and succeeded.
@@ -119,15 +159,14 @@ class CheckContext {
                            const std::vector<const Backend*>& involved);
 
  private:
-  struct Kept {
-    std::optional<Result> result;
-    std::exception_ptr error;
-  };
+  // The answers `b`'s evaluations are kept in: the shared ones for the shared backend.
+  Answers& answers_for(const Backend& b);
   const Case& case_;
   Backend& subject_;
   Backend& against_;
   Isolation iso_;
-  std::vector<std::pair<const Backend*, Kept>> kept_;
+  SharedAnswers* shared_;
+  Answers own_;
   bool crashed_ = false;
 };
 

@@ -77,7 +77,7 @@ class Reader {
   void need(uint64_t n) const {
     if (n > s_.size() - pos_) bad();
   }
-  [[noreturn]] static void bad() { throw std::runtime_error("the evaluation child sent a truncated or malformed result"); }
+  [[noreturn]] static void bad() { throw std::runtime_error("truncated or malformed wire bytes"); }
   const std::string& s_;
   size_t pos_ = 0;
 };
@@ -97,6 +97,31 @@ std::string encode_error(Kind kind, const std::string& message) {
   std::string out(1, char(kind));
   put_str(out, message);
   return out;
+}
+
+std::string encode_case(const Case& c) {
+  std::string out;
+  put_str(out, c.op);
+  const std::vector<std::uint8_t> params = nlohmann::json::to_cbor(c.params);
+  put_str(out, std::string(params.begin(), params.end()));
+  put_tensors(out, c.inputs);
+  std::map<std::string, Tensor> grad;
+  if (c.grad_output) grad.emplace("grad_output", *c.grad_output);
+  put_tensors(out, grad);
+  return out;
+}
+
+Case decode_case(const std::string& bytes) {
+  Reader in(bytes);
+  Case c;
+  c.op = in.str();
+  const std::string params = in.str();
+  c.params = nlohmann::json::from_cbor(params.begin(), params.end());
+  c.inputs = in.tensors();
+  std::map<std::string, Tensor> grad = in.tensors();
+  in.end();
+  if (auto it = grad.find("grad_output"); it != grad.end()) c.grad_output = std::move(it->second);
+  return c;
 }
 
 Result decode(const std::string& bytes) {

@@ -13,6 +13,12 @@ enum class Kind : unsigned char { Ok = 0, InvalidCase, Unsupported, Unavailable,
 std::string encode_result(const Result& r);
 std::string encode_error(Kind kind, const std::string& message);
 
+// A case, as the campaign sends it to a backend's worker (fuzz/worker.h): the tensors' doubles
+// as their bits and the params as CBOR, so that every double (NaN and ±Inf included) arrives
+// exactly and nothing is printed and parsed as text on either side.
+std::string encode_case(const Case& c);
+Case decode_case(const std::string& bytes);  // std::runtime_error when truncated or malformed
+
 // Decodes a message; returns the Result, or throws the exception it carries (same type as the
 // child's). Throws std::runtime_error when the bytes are truncated or malformed.
 Result decode(const std::string& bytes);

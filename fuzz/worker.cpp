@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/case_io.h"
 #include "core/line_child.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/wire.h"
@@ -18,8 +17,8 @@ namespace oplab::fuzz {
 namespace {
 
 // The worker: answers frames until the campaign closes its end of the pipe. A request is a
-// case as JSON text (case_io, which keeps every double and NaN/Inf exactly), an answer wire
-// bytes (fuzz/wire.h): frames, since the answer is binary.
+// case and an answer a result, both as wire bytes (fuzz/wire.h: every double exactly, and no
+// text to print and parse on a path taken several times a case).
 [[noreturn]] void worker_main(Backend& b, int in, int out) {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
@@ -27,7 +26,7 @@ namespace {
   while (read_frame(in, text)) {
     std::string answer;
     try {
-      answer = evaluate_to_bytes(b, case_from_json(nlohmann::json::parse(text)));
+      answer = evaluate_to_bytes(b, wire::decode_case(text));
     } catch (const std::exception& e) {
       answer = wire::encode_error(wire::Kind::Error, std::string("the worker could not read the case: ") + e.what());
     }
@@ -52,7 +51,7 @@ class Worker {
     if (stop_requested()) throw Interrupted();
     const std::string what = b.name() + ": " + c.op;
     try {
-      return child_->request(case_to_json(c).dump(), timeout_s);
+      return child_->request(wire::encode_case(c), timeout_s);
     } catch (const ChildError& e) {
       switch (e.kind) {
         case ChildError::Stopped: throw Interrupted();

@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,6 +25,7 @@
 #include "fuzz/campaign_state.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/merge.h"
+#include "fuzz/wire.h"
 #include "reference/ref_backend.h"
 
 namespace oplab {
@@ -170,6 +173,55 @@ TEST(FuzzCampaign, ACaseOverTheResourcePolicyIsSkippedNotAnError) {
   fs::remove_all(out);
 }
 
+// The oracle's answers on one drawn case are shared by every subject's checks: with two subjects
+// it is evaluated exactly as often as with one (each subject alone would ask it the same cases).
+// In-process (isolation none), so that the count is kept in this process.
+class CountingRef : public Backend {
+ public:
+  static inline int runs = 0;
+  std::string name() const override { return "counting-ref"; }
+  std::string description() const override { return "the reference, counting its evaluations"; }
+  Result run(const Case& c, const ValidParams& vp) override {
+    ++runs;
+    return ref_->run(c, vp);
+  }
+
+ private:
+  std::unique_ptr<Backend> ref_ = make_ref_backend();
+};
+
+class RefOnceMore : public RefAgain {
+ public:
+  std::string name() const override { return "ref-once-more"; }
+};
+
+TEST(FuzzCampaign, TheOraclesAnswersAreSharedBySubjects) {
+  Registry reg;
+  reg.add(make_ref_backend());
+  reg.add(std::make_unique<RefAgain>());
+  reg.add(std::make_unique<RefOnceMore>());
+  reg.add(std::make_unique<CountingRef>());
+  auto oracle_runs = [&](const std::vector<std::string>& subjects) {
+    const fs::path out = temp_dir("shared-oracle");
+    fuzz::CampaignOptions o = options("roi_align", "ref-again", out);
+    o.backends = subjects;
+    o.against = "counting-ref";
+    o.properties = {"differential", "rejects"};
+    o.isolation.mode = fuzz::IsolationMode::None;
+    o.cases = 12;
+    o.keep_going = true;
+    std::ostringstream progress;
+    CountingRef::runs = 0;
+    const fuzz::CampaignResult r = fuzz::run_campaign(o, reg, progress);
+    EXPECT_TRUE(r.failures.empty()) << progress.str();
+    fs::remove_all(out);
+    return CountingRef::runs;
+  };
+  const int one = oracle_runs({"ref-again"});
+  EXPECT_GT(one, 0);
+  EXPECT_EQ(oracle_runs({"ref-again", "ref-once-more"}), one);
+}
+
 // In-process evaluation (--isolation none): a kernel that crashes ends
 // the campaign's process. What it leaves must still read true: a summary, written from the
 // start, that every reader sees as killed, not running.
@@ -247,6 +299,95 @@ TEST(FuzzCampaign, AnInterruptedShrinkIsLabelledPartlyShrunk) {
   EXPECT_NE(progress.str().find("partly shrunk (interrupted)"), std::string::npos) << progress.str();
   EXPECT_EQ(read_json_file((out / "summary.json").string()).at("failures").size(), 1u);
   fs::remove_all(out);
+}
+
+// ---- The worker's wire: a case arrives exactly as it was sent ----
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape == b.shape && a.data.size() == b.data.size() &&
+         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(double)) == 0;
+}
+
+TEST(FuzzWire, ACaseCrossesThePipeBitForBit) {
+  Case c;
+  c.op = "roi_align";
+  // A NaN param (an invalid case's), an integer, a bool, a double that text would round.
+  c.params = {{"spatial_scale", std::nan("")}, {"sampling_ratio", -1}, {"aligned", true}, {"x", 0.1 + 0.2}};
+  Tensor input({1, 2, 1, 3});
+  input.data = {-0.0, INFINITY, -INFINITY, std::nan(""), 4.9e-324, -1.7976931348623157e308};
+  c.inputs["input"] = input;
+  c.inputs["rois"] = Tensor({0, 5});  // no rois at all
+  Tensor g({2});
+  g.data = {1.0 / 3.0, -2.5};
+  c.grad_output = g;
+
+  const Case back = fuzz::wire::decode_case(fuzz::wire::encode_case(c));
+  EXPECT_EQ(back.op, c.op);
+  EXPECT_TRUE(std::isnan(back.params.at("spatial_scale").get<double>())) << back.params.dump();
+  EXPECT_EQ(back.params.at("sampling_ratio").get<int64_t>(), -1);
+  EXPECT_EQ(back.params.at("aligned").get<bool>(), true);
+  EXPECT_EQ(back.params.at("x").get<double>(), 0.1 + 0.2);
+  ASSERT_EQ(back.inputs.size(), 2u);
+  EXPECT_TRUE(same_bits(back.inputs.at("input"), input));
+  EXPECT_TRUE(same_bits(back.inputs.at("rois"), c.inputs.at("rois")));
+  ASSERT_TRUE(back.grad_output.has_value());
+  EXPECT_TRUE(same_bits(*back.grad_output, g));
+
+  c.grad_output.reset();  // a forward-only case stays one
+  EXPECT_FALSE(fuzz::wire::decode_case(fuzz::wire::encode_case(c)).grad_output.has_value());
+
+  std::string bytes = fuzz::wire::encode_case(c);
+  bytes.pop_back();
+  EXPECT_THROW(fuzz::wire::decode_case(bytes), std::runtime_error);
+}
+
+// ---- Time spent shrinking, reported apart ----
+
+// A seeded bug that fails within the first cases (tests/test_fuzz_bugs.cpp) is shrunk: the
+// campaign's shrink seconds cover the shrinker's own timing of that shrink (measured inside
+// fuzz/shrink.cpp, an independent clock), its share is in (0, 1), and cases/s is counted over
+// the time not spent shrinking. A clean campaign spends none of its time shrinking.
+TEST(FuzzCampaign, TimeSpentShrinkingIsMeasuredAndLeftOutOfCasesPerSecond) {
+  const fs::path out = temp_dir("shrink_share");
+  fuzz::CampaignOptions o = options("roi_align", "bug-bilinear-neg-band", out);
+  o.seed = 1;
+  o.properties = {"differential"};
+  o.cases = 20;
+  std::ostringstream progress;
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, builtin_backends(), progress);
+  ASSERT_EQ(r.failures.size(), 1u) << progress.str();
+  const json record = read_json_file(r.failures[0].record_path);
+  ASSERT_TRUE(record.at("shrunk").get<bool>()) << record.dump();
+  const double shrinker_s = record.at("shrink").at("seconds").get<double>();
+  EXPECT_GT(shrinker_s, 0);
+  EXPECT_GE(r.shrink_seconds, shrinker_s);
+  EXPECT_LT(r.shrink_seconds, r.seconds);
+  const json summary = read_json_file((out / "summary.json").string());
+  const double secs = summary.at("elapsed_s").get<double>(), shrink = summary.at("shrink_seconds").get<double>();
+  EXPECT_GE(shrink, shrinker_s);
+  EXPECT_DOUBLE_EQ(summary.at("shrink_share").get<double>(), shrink / secs);
+  EXPECT_DOUBLE_EQ(summary.at("cases_per_second").get<double>(), double(r.cases) / (secs - shrink));
+  EXPECT_DOUBLE_EQ(summary.at("seconds_by_phase").at("shrinking").get<double>(), shrink);
+  // The last progress line names the share, e.g. "(52/s, shrinking 18%)", and it is not 0%.
+  const std::string text = progress.str();
+  const size_t at = text.rfind("/s, shrinking ");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_NE(text.compare(at, 17, "/s, shrinking 0%)"), 0) << text;
+  fs::remove_all(out);
+
+  const fs::path clean = temp_dir("shrink_none");
+  fuzz::CampaignOptions c = options("roi_align", "ref", clean);
+  c.cases = 5;
+  std::ostringstream quiet;
+  const fuzz::CampaignResult none = fuzz::run_campaign(c, builtin_backends(), quiet);
+  EXPECT_TRUE(none.failures.empty()) << quiet.str();
+  EXPECT_EQ(none.shrink_seconds, 0.0);
+  const json s0 = read_json_file((clean / "summary.json").string());
+  EXPECT_EQ(s0.at("shrink_seconds").get<double>(), 0.0);
+  EXPECT_EQ(s0.at("shrink_share").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(s0.at("cases_per_second").get<double>(), double(none.cases) / s0.at("elapsed_s").get<double>());
+  EXPECT_NE(quiet.str().find("/s, shrinking 0%)"), std::string::npos) << quiet.str();
+  fs::remove_all(clean);
 }
 
 // ---- Shards and merge ----

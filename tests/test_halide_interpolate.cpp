@@ -17,7 +17,15 @@
 #include "cli/builtin_backends.h"
 #include "compare/float_compare.h"
 #include "fuzz/generators.h"
+#include "halide/generators/interpolate_paths.h"
 #include "halide/halide_backend.h"
+#include "halide/halide_glue.h"
+#include "interp_area2_fwd_cpu.h"
+#include "interp_cubic2_fwd_cpu.h"
+#include "interp_linear2_bwd_cpu.h"
+#include "interp_linear2_fwd_cpu.h"
+#include "interp_nearest1_fwd_cpu.h"
+#include "interp_nearest2_fwd_cpu.h"
 
 namespace oplab {
 namespace {
@@ -370,6 +378,92 @@ TEST_P(HalideInterpolate, BackwardIsTheTransposeOfTheForward) {
       for (size_t i = 0; i < g.size(); ++i) rhs += c.in("input").data[i] * g[i];
       EXPECT_NEAR(lhs, rhs, 1e-5 * mag);
     }
+}
+
+// ---------------------------------------------------------------- the kernels' own checks
+
+// The CPU kernels take the glue's closed-form path per axis (x, and y for linear and cubic)
+// on trust for speed, so each must reject a path that does not fit rather than compute a
+// wrong result. These call the kernels themselves, as the glue does, with wrong paths of two
+// sorts: sizes the path cannot serve (2x upsampling, path 1, on 16 -> 24; 4:1 area, path 3,
+// on 24 -> 8), and the right sizes with taps that differ (16 -> 32 with a scale of 0.4
+// instead of 0.5; area 2:1 and 4:1 told a longer bin than r). Expected: a non-zero status
+// and an error naming the path; the right path on the matching sizes runs (the control).
+using KernelFn = int (*)(const void*, halide_buffer_t*, double, double, double, bool, bool, int, int, int, int, int,
+                         int, int, int, int, halide_buffer_t*);
+
+struct KernelCall {
+  const char* what;
+  KernelFn fn;
+  int in_x, out_x, in_y, out_y;
+  int x_path, y_path;
+  double scale_x, scale_y;  // the kernel scale of SPEC §6 (linear/cubic: in/out; nearest: its float32 scale)
+  int bound_x, bound_y;     // forward: the longest area bin; backward: the reach
+};
+
+// Runs one call on a 2-plane input of 1.5 everywhere; returns the status and fills `error`
+// and `out`.
+int call_kernel(const KernelCall& k, std::string& error, std::vector<float>& out) {
+  TensorF install({1});  // halide_glue::view installs the error handler that fills CallContext
+  (void)halide_glue::view(install);
+  std::vector<float> in(size_t(k.in_x * k.in_y * 2), 1.5f);
+  out.assign(size_t(k.out_x * k.out_y * 2), 0.0f);
+  Halide::Runtime::Buffer<float> in_b(in.data(), {k.in_x, k.in_y, 1, 2}), out_b(out.data(), {k.out_x, k.out_y, 1, 2});
+  halide_glue::CallContext ctx;
+  const int status = k.fn(&ctx, in_b, k.scale_x, k.scale_y, 1.0, false, false, k.bound_x, k.bound_y, 1, k.x_path,
+                          k.y_path, oplab_interp::kXTables, k.out_x, k.out_y, 1, out_b);
+  error = ctx.error;
+  return status;
+}
+
+TEST(HalideInterpolateKernel, RejectsAClosedFormPathThatDoesNotFit) {
+  using namespace oplab_interp;
+  const double up = 16.0 / 24.0;  // in / out of a 16 -> 24 axis
+  const double off = 0.4;         // a 16 -> 32 axis whose taps are not the 2x ones
+  const KernelCall wrong[] = {
+      // sizes the path does not fit
+      {"nearest 2-D x2 path on 16 -> 24", interp_nearest2_fwd_cpu, 16, 24, 8, 8, kXUpsample2, kXTables, double(float(up)), 1, 1, 1},
+      {"bilinear x2 path on 16 -> 24", interp_linear2_fwd_cpu, 16, 24, 8, 8, kXUpsample2, kXTables, up, 1, 1, 1},
+      {"bilinear y x2 path on 16 -> 24", interp_linear2_fwd_cpu, 8, 8, 16, 24, kXTables, kXUpsample2, 1, up, 1, 1},
+      {"area 4:1 path on 24 -> 8", interp_area2_fwd_cpu, 24, 8, 8, 8, kXPool4, kXTables, 3, 1, 3, 1},
+      // the sizes fit, the taps do not
+      {"nearest 1-D x2 path, scale 0.4", interp_nearest1_fwd_cpu, 16, 32, 1, 1, kXUpsample2, kXTables, double(float(off)), 1, 1, 1},
+      {"nearest 2-D x2 path, scale 0.4", interp_nearest2_fwd_cpu, 16, 32, 8, 8, kXUpsample2, kXTables, double(float(off)), 1, 1, 1},
+      {"bilinear x2 path, scale 0.4", interp_linear2_fwd_cpu, 16, 32, 8, 8, kXUpsample2, kXTables, off, 1, 1, 1},
+      {"bilinear x2 paths on both axes, x scale 0.4", interp_linear2_fwd_cpu, 16, 32, 16, 32, kXUpsample2, kXUpsample2, off, 0.5, 1, 1},
+      {"bilinear y x2 path, scale 0.4", interp_linear2_fwd_cpu, 8, 8, 16, 32, kXTables, kXUpsample2, 1, off, 1, 1},
+      {"bicubic x2 path, scale 0.4", interp_cubic2_fwd_cpu, 16, 32, 8, 8, kXUpsample2, kXTables, off, 1, 1, 1},
+      {"bicubic x2 paths on both axes, y scale 0.4", interp_cubic2_fwd_cpu, 16, 32, 16, 32, kXUpsample2, kXUpsample2, 0.5, off, 1, 1},
+      {"area 2:1 path told bins of 3", interp_area2_fwd_cpu, 32, 16, 8, 8, kXPool2, kXTables, 2, 1, 3, 1},
+      {"area 4:1 path told bins of 5", interp_area2_fwd_cpu, 32, 8, 8, 8, kXPool4, kXTables, 4, 1, 5, 1},
+      // backward: grad_output (32 wide) -> grad_input (16 wide), a reach of 5, the x2 path's
+      {"bilinear backward x2 path, scale 0.4", interp_linear2_bwd_cpu, 32, 16, 8, 8, kXUpsample2, kXTables, off, 1, 5, 2},
+  };
+  for (const KernelCall& k : wrong) {
+    std::string error;
+    std::vector<float> out;
+    EXPECT_NE(call_kernel(k, error, out), 0) << k.what << ": ran with a path that does not fit";
+    std::cout << "[interp] " << k.what << ": " << error << "\n";
+    EXPECT_TRUE(error.find("x_path") != std::string::npos || error.find("y_path") != std::string::npos)
+        << k.what << ": " << error;
+  }
+  const KernelCall right[] = {
+      {"nearest 1-D x2 path on 16 -> 32", interp_nearest1_fwd_cpu, 16, 32, 1, 1, kXUpsample2, kXTables, 0.5, 1, 1, 1},
+      {"bilinear x2 paths on 16 -> 32", interp_linear2_fwd_cpu, 16, 32, 16, 32, kXUpsample2, kXUpsample2, 0.5, 0.5, 1, 1},
+      {"bicubic x2 paths on 16 -> 32", interp_cubic2_fwd_cpu, 16, 32, 16, 32, kXUpsample2, kXUpsample2, 0.5, 0.5, 1, 1},
+      {"area 2:1 path on 32 -> 16", interp_area2_fwd_cpu, 32, 16, 8, 8, kXPool2, kXTables, 2, 1, 2, 1},
+      {"bilinear backward x2 path on 16 -> 32", interp_linear2_bwd_cpu, 32, 16, 8, 8, kXUpsample2, kXTables, 0.5, 1, 5, 2},
+      {"area 4:1 path on 32 -> 8", interp_area2_fwd_cpu, 32, 8, 8, 8, kXPool4, kXTables, 4, 1, 4, 1},
+  };
+  for (const KernelCall& k : right) {
+    std::string error;
+    std::vector<float> out;
+    EXPECT_EQ(call_kernel(k, error, out), 0) << k.what << ": " << error;
+    // Every forward mode maps a constant to itself (its weights sum to one), up to the
+    // rounding of those weights in float32.
+    if (k.fn == interp_linear2_bwd_cpu) continue;
+    for (float v : out) ASSERT_NEAR(v, 1.5f, 1e-6f) << k.what;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HalideInterpolate, ::testing::Values("halide-cpu", "halide-cuda", "halide-opencl"),

@@ -147,6 +147,77 @@ TEST(HalideRoiPool, NanEmptyAndTies) {
   });
 }
 
+// The CPU kernel keeps one running max for the even rows of a bin and one for the odd rows,
+// and combines them: equal maxima in both must still give the first pixel in row-major order,
+// and the odd row past a bin with an odd number of rows must take no part. One 1x1 bin over
+// a 3-wide image (scale 1, the end inclusive); the argmax is read from the gradient (gout 1).
+TEST(HalideRoiPool, TiesAcrossRowsKeepTheFirstPixel) {
+  struct Plane {
+    std::vector<double> values;  // H rows of 3
+    double y2;                   // the box's last row
+    double max;
+    int argmax;  // flat index y * 3 + x
+  };
+  const std::vector<Plane> planes = {
+      // 9 first at (1, 0) (an odd row), again at (2, 1) and (3, 0): index 3.
+      {{1, 1, 1, 9, 2, 9, 3, 9, 3, 9, 0, 0}, 3, 9, 3},
+      // 9 first at (0, 2) (an even row), again at (1, 0): index 2.
+      {{1, 1, 9, 9, 2, 2, 3, 9, 3}, 2, 9, 2},
+      // Only NaN in the even rows: the odd row's first 4 wins.
+      {{kNaN, kNaN, kNaN, 4, 4, 1, kNaN, kNaN, kNaN}, 2, 4, 3},
+      // Rows 0..2 only (3 rows): row 3's 1e9 lies past the bin.
+      {{1, 2, 3, 4, 5, 6, 7, 8, 0, 1e9, 1e9, 1e9}, 2, 8, 7},
+  };
+  for (const Plane& p : planes) {
+    const int64_t H = int64_t(p.values.size()) / 3;
+    Tensor in(Shape{1, 1, H, 3});
+    in.data = p.values;
+    Tensor gout(Shape{1, 1, 1, 1}, 1.0);
+    const Case c = make_case("roi_pool", {{"output_size", {1, 1}}, {"spatial_scale", 1.0}}, in,
+                             rois_of({{0, 0, 0, 2, p.y2}}), &gout);
+    SCOPED_TRACE("argmax " + std::to_string(p.argmax));
+    on_halide(c, [&](const Result& r) {
+      EXPECT_EQ(r.outputs.at("output").data.at(0), p.max);
+      std::vector<double> want(p.values.size(), 0.0);
+      want[size_t(p.argmax)] = 1.0;
+      EXPECT_EQ(r.grads.at("input").data, want);
+    });
+  }
+  // -0 in row 0 and +0 in row 1 are equal: the first, -0, is the output.
+  Tensor in(Shape{1, 1, 2, 1});
+  in.data = {-0.0, 0.0};
+  on_halide(make_case("roi_pool", {{"output_size", {1, 1}}, {"spatial_scale", 1.0}}, in, rois_of({{0, 0, 0, 0, 1}})),
+            [](const Result& r) { EXPECT_TRUE(std::signbit(r.outputs.at("output").data.at(0))); });
+}
+
+// The CPU kernels visit the rois in cache order (by image, band of rows, column) and write
+// each roi's output at its own index: rois given in reverse of that order, each reading a
+// different constant plane, must come back in the order given.
+TEST(HalideRoiOps, OutputsStayInRoiOrder) {
+  // Image n is the constant 10 * (n + 1) plus the row (so each box's value tells its rows).
+  Tensor in(Shape{2, 1, 80, 8});
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t y = 0; y < 80; ++y)
+      for (int64_t x = 0; x < 8; ++x) in.at(n, 0, y, x) = 10.0 * double(n + 1) + double(y);
+  // One-row boxes at rows 70, 40, 0 of image 1, then of image 0: cache order is the reverse.
+  const Tensor rois = rois_of({{1, 0, 70, 7, 70}, {1, 0, 40, 7, 40}, {1, 0, 0, 7, 0},
+                               {0, 0, 70, 7, 70}, {0, 0, 40, 7, 40}, {0, 0, 0, 7, 0}});
+  const std::vector<double> want = {90, 60, 20, 80, 50, 10};
+  on_halide(make_case("roi_pool", {{"output_size", {1, 1}}, {"spatial_scale", 1.0}}, in, rois),
+            [&](const Result& r) { EXPECT_EQ(r.outputs.at("output").data, want); });
+  // roi_align (not aligned: the box is raised to one row) on the same boxes, one sample at
+  // row y + 0.5, column 3.5: half of rows y and y + 1, exact.
+  on_halide(make_case("roi_align", {{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", 1}, {"aligned", false}},
+                      in, rois),
+            [&](const Result& r) { EXPECT_EQ(r.outputs.at("output").data, (std::vector<double>{90.5, 60.5, 20.5, 80.5, 50.5, 10.5})); });
+  // deform_roi_pool (aligned, zero offsets): one sample at row y - 0.5, half of rows y - 1
+  // and y; at row -0.5 the edge row itself.
+  Case d = make_case("deform_roi_pool", {{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", 1}, {"gamma", 0.1}},
+                     in, rois);
+  d.inputs["offset"] = Tensor(Shape{6, 2, 1, 1});
+  on_halide(d, [&](const Result& r) { EXPECT_EQ(r.outputs.at("output").data, (std::vector<double>{89.5, 59.5, 20, 79.5, 49.5, 10})); });
+}
+
 TEST(HalideRoiAlign, MaxTieGoesToFirstSampleAndOutOfRangeWinnerPassesNothing) {
   // Plane of ones: every in-range sample ties at 1; the first (iy = 0, ix = 0) wins and gets
   // all of gout, split over its corners. Samples of a 2x2 grid over box (0,0)-(2,2), legacy:

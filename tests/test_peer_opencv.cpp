@@ -4,6 +4,9 @@
 // in the comments (SPEC §6 for the reference, OpenCV's resize.cpp rules for the peer).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+
 #include "peer/opencv_backend.h"
 #include "reference/ref_backend.h"
 #include "tests/peer_divergence_helpers.h"
@@ -121,6 +124,18 @@ TEST_F(PeerOpencv, DeclinesWhatCvResizeCannotExpress) {
   EXPECT_THROW(evaluate(*cv, interp({1, 1, 4}, {1, 2, 3, 4}, {{"mode", "linear"}, {"size", {8}}})), Unsupported);
   EXPECT_THROW(evaluate(*cv, interp({1, 1, 2, 2}, {1, 2, 3, 4}, {{"mode", "bilinear"}, {"size", {3, 3}}, {"align_corners", true}})),
                Unsupported);
+}
+
+// The bench's timed run: float32 planes split among the threads. It runs every plane of a batch
+// (one plane per image and channel, more planes than threads) and declines as evaluate() does.
+TEST_F(PeerOpencv, BenchTimesEveryPlaneAndDeclinesAsEvaluateDoes) {
+  REQUIRE_OPENCV(*cv);
+  std::vector<double> x(3 * 5 * 4 * 4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = double(i % 7);
+  const std::function<double()> run = start_opencv_bench(interp({3, 5, 4, 4}, x, {{"mode", "bilinear"}, {"size", {8, 8}}}), 2);
+  const double ms = run();
+  EXPECT_TRUE(std::isfinite(ms) && ms >= 0) << ms;
+  EXPECT_THROW(start_opencv_bench(interp({1, 1, 4}, {1, 2, 3, 4}, {{"mode", "linear"}, {"size", {8}}}), 2), Unsupported);
 }
 
 }  // namespace

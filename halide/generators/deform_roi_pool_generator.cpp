@@ -75,6 +75,7 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
   Input<double> gamma{"gamma"};
   Input<int> pooled_h{"pooled_h"}, pooled_w{"pooled_w"};
   Input<int> max_grid{"max_grid"};  // the largest gy, gx of any roi (the glue computes it)
+  Input<Buffer<int32_t>> order{"order", 1};  // the rois in cache order (CPU only: RoiOrder)
   Output<Buffer<float>> output{"output", 4};
   Input<Buffer<float>>* offset = nullptr;  // [K, 2, PH, PW]; with has_offset only
 
@@ -83,8 +84,9 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
   }
 
   DeformGeometry g;
+  RoiOrder ord;
   Var c{"c"}, cl{"cl"}, cb{"cb"};
-  Func acc{"acc"};
+  Func acc{"acc"}, res{"res"};
   ChannelBlocked blk;
   RDom r;
   int lanes = kLanes;  // channels per block (1 on the GPU: channel_lanes)
@@ -92,9 +94,20 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
   void generate() {
     lanes = channel_lanes(get_target());
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
-    Func off;
-    if (offset) off = *offset;
-    g.define(rois, offset ? &off : nullptr, spatial_scale, sampling_ratio, gamma, pooled_h, pooled_w, H, W, N);
+    const bool cpu = !get_target().has_gpu_feature();
+    Expr K = rois.dim(1).extent();
+    // On the CPU the rois (and their offsets) in cache order (RoiOrder): k below is then the
+    // step, not the roi.
+    Func off{"offset_in_order"};
+    Var opw, oph, oj, os;
+    if (cpu) {
+      ord.define(rois, order, K);
+      if (offset) off(opw, oph, oj, os) = (*offset)(opw, oph, oj, ord.roi(os));
+    } else if (offset) {
+      off = *offset;
+    }
+    g.define(cpu ? ord.rois : Func(rois), offset ? &off : nullptr, spatial_scale, sampling_ratio, gamma, pooled_h,
+             pooled_w, H, W, N);
     Var pw = g.pw, ph = g.ph, k = g.k;
     blk = channel_blocked(input, C, "blk", lanes);
 
@@ -102,14 +115,21 @@ class DeformRoiPoolForward : public Generator<DeformRoiPoolForward> {
     AxisTaps ty = taps_of(g.yt(r.y, pw, ph, k)), tx = taps_of(g.xt(r.x, pw, ph, k));
     acc(cl, pw, ph, cb, k) = 0.0f;
     acc(cl, pw, ph, cb, k) += roi_bilinear_sample(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
-    output(pw, ph, c, k) = acc(c % lanes, pw, ph, c / lanes, k) / g.count(k);
+    if (cpu) {
+      // The results of step k (res), written out at roi k's own index.
+      res(cl, pw, ph, cb, k) = acc(cl, pw, ph, cb, k) / g.count(k);
+      output(pw, ph, c, k) = res(c % lanes, pw, ph, c / lanes, ord.step(k));
+    } else {
+      output(pw, ph, c, k) = acc(c % lanes, pw, ph, c / lanes, k) / g.count(k);
+    }
   }
 
   void schedule() {
-    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(order), promise_zero_mins(output);
     if (offset) promise_zero_mins(*offset);
     // As roi_align's forward (roi_sampling.h).
-    schedule_roi_forward(output, acc, r, blk, g, input.dim(0).extent(), get_target().has_gpu_feature());
+    if (!get_target().has_gpu_feature()) ord.schedule_cpu();
+    schedule_roi_forward(output, res, acc, r, blk, g, input.dim(0).extent(), get_target().has_gpu_feature());
   }
 };
 

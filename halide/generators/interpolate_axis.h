@@ -180,15 +180,50 @@ class InterpAxisTaps {
     }
     if (path_.defined()) define_closed_forms();
     if (!closed_.empty()) {
-      // The closed form the glue chose must be the table, index for index.
-      Func table(name + "_idx_table");
-      table(d_, k_) = idx(d_, k_);
-      checked_table_ = table;
-      Expr t = table(d_, k_), ok = Expr(true);
+      // The closed form the glue chose must be the table, index for index. A closed-form
+      // version reads no table entry, so a check inside the table would be skipped exactly
+      // where it matters (Halide computes no stage whose values go unused): the check is a
+      // scalar of its own, a walk over the whole table, which every read through a closed
+      // form depends on (fit_term(): its value, 0, is added to the index).
+      Expr t = idx(d_, k_), ok = Expr(true);
       for (const auto& cf : closed_) ok = select(path_ == cf.path, t == cf.source(d_, k_, false), ok);
-      idx = Func(name + "_idx_checked");
-      idx(d_, k_) = require(d_ >= out || ok, t, name + ": x_path =", path_, "does not fit the taps at", d_);
+      Func fits(name + "_fits"), first_bad(name + "_first_bad");
+      fits(d_, k_) = ok;
+      RDom r(0, out, 0, taps, name + "_fit_r");
+      // The first output position whose taps differ, -1 for none. (Tried: a require inside
+      // the walk, its value the walk's own; the lowered code had no walk left.)
+      first_bad() = -1;
+      first_bad() = select(first_bad() < 0 && !fits(r.x, r.y), r.x, first_bad());
+      // 0 when all fit, written as first_bad() + 1: a literal 0 would give the call constant
+      // bounds, and the simplifier would replace it by 0 and drop the check.
+      fit_ = Func(name + "_fit");
+      fit_() = require(first_bad() < 0, first_bad() + 1, name + ":", path_name(), "=", path_, "does not fit the taps at",
+                       first_bad());
+      fit_walk_ = first_bad;
     }
+  }
+
+  // 0, once the closed form chosen has been checked against the tables (constructor); the
+  // promise keeps bounds inference exact.
+  Halide::Expr fit_term() const { return Halide::unsafe_promise_clamped(fit_(), 0, 0); }
+
+  // The parameter that chooses this axis' path: x_path, y_path or z_path (by the axis name).
+  std::string path_name() const { return std::string(1, name_.back()) + "_path"; }
+
+  // A condition on the sizes alone that the chosen closed form needs for its reads to stay
+  // inside the input (the per-index check of the tables cannot run before the pipeline's
+  // own bounds checks, whose message would not name the path): out = 2 in for 2x
+  // upsampling, in = r out for r:1 area. True for the tables.
+  Halide::Expr sizes_fit() const {
+    using namespace Halide;
+    using namespace oplab_interp;
+    if (!path_.defined()) return Expr(true);
+    Expr ok = Expr(true);
+    for (const auto& cf : closed_) {
+      Expr fits = cf.path == kXUpsample2 ? out_ == 2 * in_ : cf.path == kXPool2 ? in_ == 2 * out_ : in_ == 4 * out_;
+      ok = select(path_ == cf.path, fits, ok);
+    }
+    return ok;
   }
 
   // The closed forms of this axis' kind (interpolate_paths.h); each is checked by the tables.
@@ -225,9 +260,11 @@ class InterpAxisTaps {
                            {{-2, 0, 2}}});
         break;
       case InterpKind::Area:
-        // Bins [r d, r d + r): strided loads; s is read by s / r alone.
+        // Bins [r d, r d + r): strided loads; s is read by s / r alone. Clamped like every
+        // other form, so that on sizes it does not fit the reads stay inside the row and the
+        // kernel's requirement (sizes_fit) names the path, not an out-of-bounds access.
         for (auto [path, r] : {std::pair<int, int>{kXPool2, 2}, {kXPool4, 4}})
-          closed_.push_back({path, [=](Expr d, Expr k, bool) { return d * r + k; },
+          closed_.push_back({path, [=](Expr d, Expr k, bool m) { return min(L(d * r + k, m), last); },
                              [=](Expr s, bool) { return s / r; }, 1, {}, {}, {}});
         break;
     }
@@ -245,6 +282,7 @@ class InterpAxisTaps {
   const Halide::Expr& path() const { return path_; }
 
   InterpKind kind() const { return kind_; }
+  const std::string& name() const { return name_; }
   const Halide::Expr& in() const { return in_; }
   const Halide::Expr& out() const { return out_; }
 
@@ -252,7 +290,7 @@ class InterpAxisTaps {
   // bounds inference reads only the axis and no run-time clamp is spent per element.
   Halide::Expr source(Halide::Expr d, Halide::Expr k) const {
     Halide::Expr t = Halide::unsafe_promise_clamped(idx(d, k), 0, in_ - 1);
-    for (const auto& cf : closed_) t = Halide::select(path_ == cf.path, cf.source(d, k, true), t);
+    for (const auto& cf : closed_) t = Halide::select(path_ == cf.path, cf.source(d, k, true) + fit_term(), t);
     return t;
   }
 
@@ -295,7 +333,7 @@ class InterpAxisTaps {
     if (!closed_.empty()) {
       Expr ok = Expr(true);
       for (const auto& cf : closed_) ok = select(path_ == cf.path, h == cf.hi(v, false), ok);
-      h = require(v >= in_ || ok, h, name_ + ": x_path =", path_, "does not fit the readers of", v);
+      h = require(v >= in_ || ok, h, name_ + ":", path_name(), "=", path_, "does not fit the readers of", v);
     }
     hi(v) = require(h - lo(v) + 1 <= reach, h, name_ + ": an input is read by", h - lo(v) + 1,
                     "outputs, more than reach =", reach);
@@ -362,7 +400,7 @@ class InterpAxisTaps {
       Expr value = read(v.x, v.y, v.z, v.p, k);
       if (padded) {
         Expr on = path_ == padded->path;
-        Expr j = select(on, padded->raw(d, k), source(d, k));
+        Expr j = select(on, padded->raw(d, k) + fit_term(), source(d, k));
         value = pass.pad(j, v.y, v.z, v.p, select(on, padded->pad_class(k), 0));
       }
       Expr term = w(d, k) * value;
@@ -448,7 +486,7 @@ class InterpAxisTaps {
   std::vector<Halide::Func> forward_tables() const {
     std::vector<Halide::Func> t{idx, w};
     if (kind_ == InterpKind::Area) t.push_back(len);
-    if (!closed_.empty()) t.push_back(checked_table_);
+    if (!closed_.empty()) t.insert(t.end(), {fit_walk_, fit_});
     return t;
   }
   std::vector<Halide::Func> inverse_tables() const {
@@ -470,7 +508,7 @@ class InterpAxisTaps {
   Halide::Expr area_first_, area_last_;  // area: first and last index of the bin of d_
   Halide::Expr path_;                    // run-time x_path (undefined: tables only)
   std::vector<InterpClosedForm> closed_;  // the closed forms offered
-  Halide::Func checked_table_;           // the tap indices before the closed-form check
+  Halide::Func fit_, fit_walk_;          // the closed-form check (a scalar, 0) and its walk
   std::vector<Halide::Func> tables_;
 };
 

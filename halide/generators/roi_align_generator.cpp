@@ -29,29 +29,37 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
   Input<bool> aligned{"aligned"};
   Input<int> pooled_h{"pooled_h"}, pooled_w{"pooled_w"};
   Input<int> max_grid{"max_grid"};  // the largest gy, gx of any roi (the glue computes it)
+  Input<Buffer<int32_t>> order{"order", 1};  // the rois in cache order (CPU only: RoiOrder)
   Output<Buffer<float>> output{"output", 4};
 
   Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, cl{"cl"}, cb{"cb"};
   RoiGeometry g;
-  Func acc{"acc"};
+  RoiOrder ord;
+  Func acc{"acc"}, res{"res"};
   ChannelBlocked blk;
   RDom r;
   int lanes = kLanes;  // channels per block (1 on the GPU: channel_lanes)
 
   void generate() {
+    const bool cpu = !get_target().has_gpu_feature();
     lanes = channel_lanes(get_target());
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
-    g.define(rois, spatial_scale, sampling_ratio, RoiBoxRule{aligned, !aligned}, pooled_h, pooled_w, H, W, N);
+    Expr K = rois.dim(1).extent();
+    // On the CPU the rois in cache order (RoiOrder): k below is then the step, not the roi.
+    if (cpu) ord.define(rois, order, K);
+    g.define(cpu ? ord.rois : Func(rois), spatial_scale, sampling_ratio, RoiBoxRule{aligned, !aligned}, pooled_h,
+             pooled_w, H, W, N);
     blk = channel_blocked(input, C, "blk", lanes);
 
     r = g.grid(k, max_grid);
     AxisTaps ty = taps_of(g.yt(r.y, ph, k)), tx = taps_of(g.xt(r.x, pw, k));
     Expr sample = roi_bilinear_sample(ty, tx, [&](Expr x, Expr y) { return blk(cl, x, y, cb, g.batch(k)); });
 
+    Expr value;  // output channel c of roi (step) k
     if (!max_mode) {
       acc(cl, pw, ph, cb, k) = 0.0f;
       acc(cl, pw, ph, cb, k) += sample;
-      output(pw, ph, c, k) = acc(c % lanes, pw, ph, c / lanes, k) / g.count(k);
+      value = acc(c % lanes, pw, ph, c / lanes, k) / g.count(k);
     } else {
       // First non-NaN sample wins, replaced only by a strictly greater one. The running best
       // starts as NaN, which no sample ever is once taken: still NaN at the end means no
@@ -60,13 +68,21 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
       Expr best = acc(cl, pw, ph, cb, k);
       acc(cl, pw, ph, cb, k) = select(!is_nan(sample) && (is_nan(best) || sample > best), sample, best);
       Expr any_sample = g.gy(k) > 0 && g.gx(k) > 0;
-      output(pw, ph, c, k) = select(any_sample, acc(c % lanes, pw, ph, c / lanes, k), 0.0f);
+      value = select(any_sample, acc(c % lanes, pw, ph, c / lanes, k), 0.0f);
+    }
+    if (cpu) {
+      // The results of step k (res), written out at roi k's own index.
+      res(cl, pw, ph, cb, k) = substitute(c, cb * lanes + cl, value);
+      output(pw, ph, c, k) = res(c % lanes, pw, ph, c / lanes, ord.step(k));
+    } else {
+      output(pw, ph, c, k) = value;
     }
   }
 
   void schedule() {
-    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
-    schedule_roi_forward(output, acc, r, blk, g, input.dim(0).extent(), get_target().has_gpu_feature());
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(order), promise_zero_mins(output);
+    if (!get_target().has_gpu_feature()) ord.schedule_cpu();
+    schedule_roi_forward(output, res, acc, r, blk, g, input.dim(0).extent(), get_target().has_gpu_feature());
   }
 };
 

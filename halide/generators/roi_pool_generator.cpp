@@ -36,12 +36,25 @@ struct PoolAxis {
   }
 };
 
-// The max of one bin and channel, scanned row-major (x inner, as the reference):
-// Tuple(value, y * W + x) with index < 0 while no non-NaN pixel has been seen. The first non-NaN pixel
-// wins, replaced only by a strictly greater one, so NaN never wins and ties keep the first.
-// Channels come in blocks of kLanes (roi_sampling.h): best(cl, pw, ph, cb, k), the pixels read
-// from `blk`, the input with a block's channels innermost (one dense vector per pixel on the
-// CPU; inlined index arithmetic on the GPU).
+// The max of one bin and channel, scanned row-major (x inner, as the reference): the value and
+// its flat index y * W + x, index < 0 while no non-NaN pixel has been seen. The first non-NaN
+// pixel wins, replaced only by a strictly greater one, so NaN never wins and ties keep the
+// first.
+//
+// Scanned as one running (value, index) pair, every pixel waits for the previous pixel's
+// compare and blends (a dependency chain of ~6 cycles a pixel, which bounded the kernel). So
+// the bin's rows are taken in pairs: rows lo + 2i and lo + 2i + 1 keep running pairs of their
+// own, updated in the same loop body (two independent chains), and the two are combined at the
+// end: the larger value wins, and of equal values the smaller index, i.e. the earlier pixel in
+// the row-major scan, which is the one the single scan keeps; a partial without a non-NaN
+// pixel (index < 0) never wins. That is the single scan's result exactly: its winner is the
+// first pixel holding the bin's largest non-NaN value, which is the first such pixel of the
+// partial that holds it. The second row of the last pair may lie past the bin (an odd number
+// of rows): it reads a row inside the bin instead and takes no part.
+//
+// Channels come in blocks of kLanes (roi_sampling.h): best(cl, pw, ph, cb, k), the pixels
+// read from `blk`, the input with a block's channels innermost (one dense vector per pixel on
+// the CPU; inlined index arithmetic on the GPU).
 struct BinMax {
   Var pw{"pw"}, ph{"ph"}, cl{"cl"}, cb{"cb"}, k{"k"}, p{"p"};
   PoolAxis ax, ay;
@@ -60,20 +73,35 @@ struct BinMax {
     blk = channel_blocked(input, C, "blk", lanes);
     // The whole image, narrowed to the bin by the predicate: Halide turns bounds on an inner
     // RVar given by outer variables into the loop's own bounds, so only the bin is visited.
-    r = RDom(0, W, 0, H, "r");
-    r.where(r.x >= ax.lo(pw, k) && r.x < ax.hi(pw, k) && r.y >= ay.lo(ph, k) && r.y < ay.hi(ph, k));
-    Expr v = blk(cl, r.x, r.y, cb, batch(k));
-    best(cl, pw, ph, cb, k) = Tuple(0.0f, -1);
+    // r.y counts pairs of rows.
+    Expr y_lo = ay.lo(ph, k), y_hi = ay.hi(ph, k);
+    r = RDom(0, W, 0, (H + 1) / 2, "r");
+    r.where(r.x >= ax.lo(pw, k) && r.x < ax.hi(pw, k) && r.y < (y_hi - y_lo + 1) / 2);
+    Expr y0 = y_lo + 2 * r.y, y1 = y0 + 1, has1 = y1 < y_hi;
+    // (Both rows are inside the image; the clamp tells bounds inference so.)
+    Expr v0 = blk(cl, r.x, clamp(y0, 0, H - 1), cb, batch(k));
+    Expr v1 = blk(cl, r.x, clamp(select(has1, y1, y0), 0, H - 1), cb, batch(k));
+    best(cl, pw, ph, cb, k) = Tuple(0.0f, -1, 0.0f, -1);
     Tuple b = best(cl, pw, ph, cb, k);
-    Expr take = !is_nan(v) && (b[1] < 0 || v > b[0]);
-    best(cl, pw, ph, cb, k) = Tuple(select(take, v, b[0]), select(take, r.y * W + r.x, b[1]));
+    Expr take0 = !is_nan(v0) && (b[1] < 0 || v0 > b[0]);
+    Expr take1 = has1 && !is_nan(v1) && (b[3] < 0 || v1 > b[2]);
+    best(cl, pw, ph, cb, k) = Tuple(select(take0, v0, b[0]), select(take0, y0 * W + r.x, b[1]),
+                                    select(take1, v1, b[2]), select(take1, y1 * W + r.x, b[3]));
   }
 
-  // Output of channel c: 0 for an empty bin, NaN for a non-empty bin of only NaN, else the max.
-  Expr value(Expr pw_, Expr ph_, Expr c_, Expr k_) const {
+  // The bin's winner (value, index) of lane cl of block cb, from the two partials.
+  Tuple winner(Expr cl_, Expr pw_, Expr ph_, Expr cb_, Expr k_) const {
+    Tuple b = best(cl_, pw_, ph_, cb_, k_);
+    Expr second = b[1] < 0 || (b[3] >= 0 && (b[2] > b[0] || (b[2] == b[0] && b[3] < b[1])));
+    return Tuple(select(second, b[2], b[0]), select(second, b[3], b[1]));
+  }
+
+  // Output of lane cl of block cb: (value, argmax); value 0 for an empty bin, NaN for a
+  // non-empty bin of only NaN, else the max.
+  Tuple value(Expr cl_, Expr pw_, Expr ph_, Expr cb_, Expr k_) const {
     Expr empty = ax.hi(pw_, k_) <= ax.lo(pw_, k_) || ay.hi(ph_, k_) <= ay.lo(ph_, k_);
-    Tuple b = best(c_ % lanes, pw_, ph_, c_ / lanes, k_);
-    return select(empty, 0.0f, select(b[1] < 0, cast<float>(NAN), b[0]));
+    Tuple w = winner(cl_, pw_, ph_, cb_, k_);
+    return Tuple(select(empty, 0.0f, select(w[1] < 0, cast<float>(NAN), w[0])), w[1]);
   }
 
   void schedule_bounds_cpu() {
@@ -82,39 +110,58 @@ struct BinMax {
 };
 
 // Forward: the pooled values and, as torchvision does, the argmax of every bin (flat index
-// y * W + x in its plane, -1 for none), which the backward scatters to.
+// y * W + x in its plane, -1 for none), which the backward scatters to. On the CPU the rois
+// are visited in cache order (RoiOrder, roi_sampling.h) and the results written out at each
+// roi's own index, as roi_align does.
 class RoiPoolForward : public Generator<RoiPoolForward> {
  public:
   Input<Buffer<float>> input{"input", 4};
   Input<Buffer<float>> rois{"rois", 2};
   Input<float> spatial_scale{"spatial_scale"};
   Input<int> pooled_h{"pooled_h"}, pooled_w{"pooled_w"};
+  Input<Buffer<int32_t>> order{"order", 1};  // the rois in cache order (CPU only: RoiOrder)
   Output<Buffer<>> output{"output", {Float(32), Int(32)}, 4};  // (value, argmax)
 
   BinMax m;
+  RoiOrder ord;
+  Func res{"res"};
   Var c{"c"};
 
   void generate() {
+    const bool cpu = !get_target().has_gpu_feature();
     Expr W = input.dim(0).extent(), H = input.dim(1).extent(), C = input.dim(2).extent(), N = input.dim(3).extent();
-    m.define(input, rois, spatial_scale, pooled_h, pooled_w, H, W, N, C, channel_lanes(get_target()));
-    Var pw = m.pw, ph = m.ph, k = m.k;
-    output(pw, ph, c, k) = Tuple(m.value(pw, ph, c, k), m.best(c % m.lanes, pw, ph, c / m.lanes, k)[1]);
+    Expr K = rois.dim(1).extent();
+    // On the CPU k below is the step of the cache order, not the roi.
+    if (cpu) ord.define(rois, order, K);
+    m.define(input, cpu ? ord.rois : Func(rois), spatial_scale, pooled_h, pooled_w, H, W, N, C,
+             channel_lanes(get_target()));
+    Var pw = m.pw, ph = m.ph, k = m.k, cl = m.cl, cb = m.cb;
+    if (cpu) {
+      res(cl, pw, ph, cb, k) = m.value(cl, pw, ph, cb, k);
+      output(pw, ph, c, k) = res(c % m.lanes, pw, ph, c / m.lanes, ord.step(k));
+    } else {
+      output(pw, ph, c, k) = m.value(c % m.lanes, pw, ph, c / m.lanes, k);
+    }
   }
 
   void schedule() {
     Var pw = m.pw, ph = m.ph, k = m.k, cl = m.cl, cb = m.cb;
-    promise_zero_mins(input), promise_zero_mins(rois);
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(order);
     if (get_target().has_gpu_feature()) {
       Var t{"t"}, tb{"tb"}, ti{"ti"};
       output.fuse(pw, ph, t).fuse(t, c, t).gpu_tile(t, tb, ti, 128, TailStrategy::GuardWithIf);
       m.best.compute_at(output, ti);
     } else {
       // A task owns a block of channels and runs every roi over it: the block's copy is made
-      // once, and a bin's pixel is one dense vector of the block's 16 channels.
-      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb);
+      // once, and a bin's pixel is one dense vector of the block's 16 channels. The results of
+      // every step (res, the block's 3 MB at the standard shape) are then written out in roi
+      // order (roi_sampling.h's schedule_roi_forward says why).
+      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
+      ord.schedule_cpu();
       m.schedule_bounds_cpu();
       schedule_blocked_copy(m.blk, LoopLevel(output, cb), input.dim(0).extent());
-      m.best.compute_at(output, k).vectorize(cl);
+      res.compute_at(output, cb).vectorize(cl);
+      m.best.compute_at(res, k).vectorize(cl);
       m.best.update().reorder(cl, m.r.x, m.r.y, pw, ph).vectorize(cl);
     }
   }

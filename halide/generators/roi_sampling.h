@@ -24,6 +24,33 @@
 // kink (-1, 0, H-1, H, an integer) lands exactly there in the kernel too. The weights are then
 // rounded to float32, a relative error of one ulp each, and all arithmetic on feature values
 // is float32.
+//
+// The CPU forward schedules, and why (standard shape: input [2, 256, 200, 304], 1000 rois,
+// 7x7; 2 threads; A/B ratios alternating run by run in one process, as the machine was shared):
+//  - A task owns a block of 16 channels: it copies the block (both images, 7.8 MB) with the
+//    channels innermost, so that a sample of 16 channels is 4 dense vector loads, then runs
+//    every roi over it. A profile of roi_align sr2 (perf, cpu-clock) put ~15% of the time in
+//    that copy, ~45% in the sample loop (stalled on its loads: ~25 cycles a sample of 16
+//    channels, where the loads alone need ~4) and ~30% in writing the output, 16 scalar
+//    stores at the channel stride per vector of 16 channels.
+//  - The rois are visited in cache order (RoiOrder): by image, band of 32 rows, column. In
+//    input order 1000 random boxes revisit the 7.8 MB block at random, out of L2; sorted,
+//    consecutive boxes share rows. Writing the output straight from the sorted loop scattered
+//    its cache lines and lost the gain (0.8-1.0x against input order), so each task keeps its
+//    results by step (res, 3 MB) and writes the output in roi order. Against the input-order
+//    kernels: roi_align sr2 1.2-1.3x, adaptive 1.25-1.3x, deform_roi_pool 1.4-1.45x.
+//  - Writing res with the bins innermost, so that the output could be written 8 bins at a
+//    time, changed nothing measurable (1.0x): kept as 16 channels a vector.
+//  - roi_pool keeps two running maxima (roi_pool_generator.cpp) and the cache order: 1.1x;
+//    writing its two outputs 16 channels a vector (they were written a lane at a time): 1.45x
+//    on top; 1.25-1.3x in all against the kernel before (the shared machine's noise is in
+//    these spreads).
+//  - Still far from the copy bandwidth (the forward moves 175 MB: at 30 GB/s that is 6 ms; on
+//    the shared machine these kernels took 50-150 ms of CPU time across both threads, roi_align
+//    sr2 the least, roi_pool the most). What bounds them: the copy reads the input once and
+//    writes the block (~250 MB of traffic, ~15% of roi_align's time); the sample loop, whose
+//    loads wait on L2/L3 (4 cache lines a sample; an adaptive grid has about 3x the samples of
+//    sr2 here); the output's 16 stores a vector.
 #include <string>
 #include <utility>
 #include <vector>
@@ -393,6 +420,40 @@ Halide::RDom scatter_roi_corners(Halide::Func grad_input, Halide::Func gblk, Hal
   return r;
 }
 
+// Rois in an order that reuses the cache (the CPU forwards). The glue passes `order`, a
+// permutation of the rois sorted by image and position (halide/glue/roi_order.h). The CPU
+// kernels compute step s of their roi loop for roi order(s): their geometry reads `rois`, the
+// boxes in that order (a copy of K x 5 values), so that consecutive steps read overlapping
+// pixels of the channel block while they are still in L2. Each roi's output is independent of
+// every other, so the order changes no value; the results, indexed by step, are written out
+// at roi k's own index through `inverse`, the step of roi k. Indices are clamped so that
+// bounds inference sees them in range (the glue passes a permutation). Only the CPU
+// schedules use it.
+struct RoiOrder {
+  Halide::Func rois{"sorted_rois"}, inverse{"inverse_order"};
+  Halide::Func order;  // the glue's permutation
+  Halide::Expr K;      // the number of rois
+
+  void define(const Halide::Func& boxes, const Halide::Func& order_, Halide::Expr K_) {
+    using namespace Halide;
+    order = order_, K = K_;
+    Var f{"f"}, s{"s"}, k{"k"};
+    rois(f, s) = boxes(f, roi(s));
+    RDom r(0, K, "ro");
+    inverse(k) = 0;
+    inverse(roi(r)) = r;
+  }
+  // The roi of step s.
+  Halide::Expr roi(Halide::Expr s) const { return Halide::clamp(order(s), 0, K - 1); }
+  // Roi k's step, for reading the results written by step.
+  Halide::Expr step(Halide::Expr k) const { return Halide::clamp(inverse(k), 0, K - 1); }
+
+  void schedule_cpu() {
+    rois.compute_root();
+    inverse.compute_root();
+  }
+};
+
 // GPU forward of the RoI ops: one thread per output element (pw, ph, c, k), the accumulator
 // in registers, the op's per-roi tables as kernels of their own.
 template <class Geometry>
@@ -406,27 +467,31 @@ void schedule_roi_forward_gpu(Halide::Func output, Halide::Func acc, Geometry& g
 }
 
 // The forward schedule roi_align and deform_roi_pool share. Output (pw, ph, c, k), accumulator
-// acc(cl, pw, ph, cb, k) updated over the sample grid r, the input read through blk. `geometry`
+// acc(cl, pw, ph, cb, s) updated over the sample grid r, the input read through blk. `geometry`
 // is the op's per-roi table set (schedule_cpu / schedule_gpu).
-//  * GPU: schedule_roi_forward_gpu.
+//  * GPU: schedule_roi_forward_gpu (acc's last argument is the roi itself).
 //  * CPU: a task owns a block of channels and runs every roi over it: the block's copy (both
 //    images, ~8 MB at the standard shape) is made once and read by ~1000 rois, and no two tasks
-//    share anything. Per roi, the 16 lanes of every sample are dense vector loads. The output
-//    of a block is written a vector of 16 channels at a time (one division of the whole
-//    vector, then 16 stores at the channel stride).
+//    share anything. Per roi, the 16 lanes of every sample are dense vector loads. The rois are
+//    visited in cache order (RoiOrder: acc's last argument is the step s) into res(cl, pw,
+//    ph, cb, s), the block's results of every roi (3 MB at the standard shape); the output is
+//    then written from res in roi order, a vector of 16 channels at a time (16 stores at the
+//    channel stride). Written straight from acc in cache order, the output's cache lines come
+//    in random order and cost more than the sorted rois saved (measured).
 template <class Geometry>
-void schedule_roi_forward(Halide::Func output, Halide::Func acc, const Halide::RDom& r, ChannelBlocked& blk,
-                          Geometry& geometry, Halide::Expr W, bool gpu) {
+void schedule_roi_forward(Halide::Func output, Halide::Func res, Halide::Func acc, const Halide::RDom& r,
+                          ChannelBlocked& blk, Geometry& geometry, Halide::Expr W, bool gpu) {
   using namespace Halide;
   Var pw = output.args()[0], ph = output.args()[1], c = output.args()[2], k = output.args()[3];
-  Var cl = acc.args()[0], cb = acc.args()[3];
+  Var cl = acc.args()[0], cb = acc.args()[3], s = acc.args()[4];
   if (gpu) {
     schedule_roi_forward_gpu(output, acc, geometry);
   } else {
     output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
     geometry.schedule_cpu();
     schedule_blocked_copy(blk, LoopLevel(output, cb), W);
-    acc.compute_at(output, k).vectorize(cl);
+    res.compute_at(output, cb).vectorize(cl);
+    acc.compute_at(res, s).vectorize(cl);
     acc.update().reorder(cl, r.x, r.y, pw, ph).vectorize(cl);
   }
 }

@@ -34,6 +34,7 @@ class DeformRoiPoolCall : public RoiCall {
         s_(roi_sampling(p_.spatial_scale, p_.sampling_ratio, c.in("rois"), p_.PH, p_.PW, ref::kAlignedBox)) {
     if (p_.has_offset) offset_ = to_float(c.in("offset")), off_b_ = view(offset_);
     if (has_grad_ && p_.has_offset) goff_ = TensorF(offset_.shape), goff_b_ = view(goff_);
+    set_cache_order(s_.scale);
   }
   ~DeformRoiPoolCall() override {
     for (Buf* b : {&off_b_, &goff_b_})
@@ -45,9 +46,9 @@ class DeformRoiPoolCall : public RoiCall {
     const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
     int status;
     if (p_.has_offset)
-      status = OPLAB_KERNEL(deform_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, p_.gamma, ph, pw, s_.grid, off_b_, out_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, p_.gamma, ph, pw, s_.grid, order_b_, off_b_, out_b_);
     else
-      status = OPLAB_KERNEL(deform_roi_pool_plain_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, p_.gamma, ph, pw, s_.grid, out_b_);
+      status = OPLAB_KERNEL(deform_roi_pool_plain_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, p_.gamma, ph, pw, s_.grid, order_b_, out_b_);
     check(status, ctx_, "deform_roi_pool forward");
   }
 

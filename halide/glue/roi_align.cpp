@@ -30,7 +30,9 @@ class RoiAlignCall : public RoiCall {
   RoiAlignCall(const Case& c, const ValidParams& vp, HalideDevice device)
       : RoiCall(c, device, vp.output_shape, "roi_align"), p_(vp.as<RoiAlignParams>()),
         s_(roi_sampling(p_.spatial_scale, p_.sampling_ratio, c.in("rois"), p_.PH, p_.PW,
-                        p_.aligned ? ref::kAlignedBox : ref::kLegacyBox)) {}
+                        p_.aligned ? ref::kAlignedBox : ref::kLegacyBox)) {
+    set_cache_order(s_.scale);
+  }
 
   void forward() {
     if (!work_) return;
@@ -38,9 +40,9 @@ class RoiAlignCall : public RoiCall {
     const bool a = p_.aligned;
     int status;
     if (p_.mode == PoolMode::Avg)
-      status = OPLAB_KERNEL(roi_align_avg_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, a, ph, pw, s_.grid, out_b_);
+      status = OPLAB_KERNEL(roi_align_avg_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, a, ph, pw, s_.grid, order_b_, out_b_);
     else
-      status = OPLAB_KERNEL(roi_align_max_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, a, ph, pw, s_.grid, out_b_);
+      status = OPLAB_KERNEL(roi_align_max_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, a, ph, pw, s_.grid, order_b_, out_b_);
     check(status, ctx_, "roi_align forward");
   }
 

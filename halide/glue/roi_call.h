@@ -6,8 +6,10 @@
 // result). Each op's call adds its parameters and kernel calls.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/case.h"
+#include "halide/glue/roi_order.h"
 #include "halide/halide_glue.h"
 
 namespace oplab::halide_glue {
@@ -36,9 +38,20 @@ class RoiCall {
   virtual ~RoiCall() {
     for (Buf* b : {&in_b_, &rois_b_, &out_b_, &gout_b_, &gin_b_})
       if (b->data()) release(*b);
+    if (order_b_.raw_buffer()->device) order_b_.device_free();
   }
 
   void before_timed_backward() {}
+
+  // The order in which the CPU kernels visit the rois (roi_order.h), for the kernels that take
+  // it; `scale` is the kernels' spatial scale. One more element keeps the data pointer valid
+  // when there are no rois.
+  void set_cache_order(double scale) {
+    order_ = roi_cache_order(rois_, scale);
+    const int K = int(order_.size());
+    order_.push_back(0);
+    order_b_ = host_buffer(order_.data(), {K});
+  }
 
   // Waits for the GPU (the benchmark's end of a call); a no-op on the CPU.
   void sync(bool backward) {
@@ -67,6 +80,8 @@ class RoiCall {
   CallContext ctx_;
   TensorF input_, rois_, out_, gout_, gin_;
   Buf in_b_, rois_b_, out_b_, gout_b_, gin_b_;
+  std::vector<int32_t> order_;
+  Halide::Runtime::Buffer<int32_t> order_b_;
 };
 
 }  // namespace oplab::halide_glue

@@ -26,6 +26,7 @@ class RoiPoolCall : public RoiCall {
       : RoiCall(c, device, vp.output_shape, "roi_pool"), p_(vp.as<RoiPoolParams>()) {
     // torchvision's float kernel rounds x * s in float: so do these kernels.
     scale_ = float(p_.spatial_scale);
+    set_cache_order(scale_);
     // The backward kernel sees the gradient as planes of H * W pixels.
     if (has_grad_) gin_b_ = host_buffer(gin_.data.data(), {to_int32(p_.H * p_.W, "a plane's size"), to_int32(p_.C, "channels"), to_int32(p_.N, "a batch")});
     // The argmax has the output's shape; one more element keeps the data pointer valid when
@@ -42,7 +43,7 @@ class RoiPoolCall : public RoiCall {
   void forward() {
     if (!work_) return;
     const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
-    const int status = OPLAB_KERNEL(roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, ph, pw, out_b_, argmax_b_);
+    const int status = OPLAB_KERNEL(roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, ph, pw, order_b_, out_b_, argmax_b_);
     check(status, ctx_, "roi_pool forward");
     forward_done_ = true;
   }
