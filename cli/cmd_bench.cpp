@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <malloc.h>
 #include <thread>
 
 #include "bench/bench.h"
@@ -177,6 +178,9 @@ std::string check_shapes(const Options& opt, const std::vector<bench::BenchShape
   return "";
 }
 
+// Bytes of freed heap glibc may keep before it trims (M_TRIM_THRESHOLD; an int): the most.
+constexpr int kKeepHeap = 2147483647;
+
 int run_bench(const Options& opt) {
   const std::vector<bench::BenchShape> shapes = bench::standard_shapes(opt.reduced);
   if (const std::string bad = check_shapes(opt, shapes); !bad.empty()) {
@@ -185,12 +189,20 @@ int run_bench(const Options& opt) {
   }
   set_halide_threads(opt.threads);
   // The sides alternate run by run on the same cores: OpenMP threads that spin-wait after a
-  // run (PyTorch in its bridge process, OpenMP inside this process) steal the cores from the
-  // next side. Measured on 2 cores, nearest x2 forward: ours 45 ms with nothing set, 29 ms with
-  // this (the bridge, started later, inherits it), 7.3 ms with OMP_WAIT_POLICY=PASSIVE in the
-  // environment oplab starts in (this process's OpenMP reads it at load); the peers' own times
-  // did not move. Hence the README runs the bench with it set. A user's setting stands.
+  // run (PyTorch in its bridge process) steal the cores from the next side; the bridges start
+  // later and inherit this. A user's setting stands.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  // Every side allocates its outputs and scratch anew on each run (PyTorch, the ONNX Runtime
+  // binding, Halide's internal buffers). glibc serves a large block with a fresh mmap and
+  // unmaps it when freed, so each run pays a page fault per 4 KiB touched: on a virtual
+  // machine that was most of a peer's time (nearest x2 forward on 2 cores: torchvision 259 ms,
+  // onnxruntime 484 ms, 11.9 and 22.8 ms with the heap kept; ours 6.0 -> 4.4 ms). The bench
+  // times kernels in a steady state, so every side keeps freed memory for its next run: here
+  // through mallopt, in the bridges (started later) through glibc's environment variables.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, kKeepHeap);
+  setenv("MALLOC_MMAP_MAX_", "0", 0);
+  setenv("MALLOC_TRIM_THRESHOLD_", std::to_string(kKeepHeap).c_str(), 0);
   // The machine's copy bandwidth: the best of three measurements now (one taken while
   // something else briefly runs reads low and would inflate every fraction), and again at the
   // end, since the run's fractions are only as good as this number.
