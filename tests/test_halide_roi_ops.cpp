@@ -218,6 +218,31 @@ TEST(HalideRoiOps, OutputsStayInRoiOrder) {
   on_halide(d, [&](const Result& r) { EXPECT_EQ(r.outputs.at("output").data, (std::vector<double>{89.5, 59.5, 20, 79.5, 49.5, 10})); });
 }
 
+// A sample that lands just past the map's end by the box's double arithmetic. Column image of
+// 6 rows, ramp 0..5 (ramp: X[y][0] = y); roi rows 7.5..28.5 at scale 0.3333333333333333, not
+// aligned, sampling_ratio 1, 3 x 1 bins. In double, 7.5 * s and 28.5 * s round to 2.5 and 9.5,
+// so the box is 7 rows and a bin 7 / 3 = 2.3333333333333335; bin 1's sample is
+// 2.5 + 2.3333333333333335 (= 4.833333333333334) + 0.5 * 2.3333333333333335 = 6.000000000000001,
+// past H = 6: skipped, so bin 1 averages nothing (0) and passes no gradient on. Bin 0's sample,
+// 2.5 + 1.1666666666666667 = 3.6666666666666665, reads 3 + 0.667 (rows 3 and 4). torchvision
+// 0.14 gives the same (output [3.6667, 0, 0], grad_input 0). A fused multiply-subtract in the
+// box (28.5 * s - 7.5 * s = 6.999999999999999) had put the sample on row 5 instead.
+TEST(HalideRoiAlign, SampleJustPastTheMapEndIsSkipped) {
+  const Tensor gout = [] {
+    Tensor t(Shape{1, 1, 3, 1});
+    t.data = {0.0, 0.25, 0.0};
+    return t;
+  }();
+  const json params = {{"output_size", {3, 1}}, {"spatial_scale", 0.3333333333333333}, {"sampling_ratio", 1}, {"aligned", false}};
+  on_halide(make_case("roi_align", params, ramp(1, 1, 6, 1), rois_of({{0, 0.0, 7.5, 0.0, 28.5}}), &gout), [](const Result& r) {
+    const std::vector<double>& out = r.outputs.at("output").data;
+    EXPECT_NEAR(out.at(0), 3.0 + 2.0 / 3.0, 1e-6);
+    EXPECT_EQ(out.at(1), 0.0);
+    EXPECT_EQ(out.at(2), 0.0);
+    for (double g : r.grads.at("input").data) EXPECT_EQ(g, 0.0);
+  });
+}
+
 TEST(HalideRoiAlign, MaxTieGoesToFirstSampleAndOutOfRangeWinnerPassesNothing) {
   // Plane of ones: every in-range sample ties at 1; the first (iy = 0, ix = 0) wins and gets
   // all of gout, split over its corners. Samples of a 2x2 grid over box (0,0)-(2,2), legacy:

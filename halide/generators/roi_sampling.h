@@ -252,8 +252,12 @@ inline RoiBox roi_box(const Halide::Func& rois, Halide::Expr k, Halide::Expr sca
   RoiBox b;
   b.sx = at(1) - off, b.sy = at(2) - off;
   Expr rw = at(3) - off - b.sx, rh = at(4) - off - b.sy;
-  b.rw = select_flag(rule.min_one_pixel, max(rw, f64(1.0)), rw);
-  b.rh = select_flag(rule.min_one_pixel, max(rh, f64(1.0)), rh);
+  // Strict as well (the box may be stored in a table outside the samples' strict_float): a
+  // fused multiply-subtract made end * scale - start * scale 6.999999999999999 where the
+  // reference has 7, moving a sample from just past the map's end (skipped) onto it.
+  b.sx = strict_float(b.sx), b.sy = strict_float(b.sy);
+  b.rw = strict_float(select_flag(rule.min_one_pixel, max(rw, f64(1.0)), rw));
+  b.rh = strict_float(select_flag(rule.min_one_pixel, max(rh, f64(1.0)), rh));
   return b;
 }
 
