@@ -25,7 +25,8 @@ json fuzz_section(const json& summaries, const std::string& pages) {
     for (const auto& b : opts.value("backends", json::array())) backends += (backends.empty() ? "" : ", ") + b.get<std::string>();
     const std::string status = s.value("status", "") + (s.contains("state_detail") ? " (" + s["state_detail"].get<std::string>() + ")" : "");
     rows.push_back({dir, status, backends, nb::fmt(s.value("elapsed_s", 0.0)),
-                    s["cases"].value("total", json(0)).dump(), nb::fmt(s.value("cases_per_second", 0.0)), per_op,
+                    s["cases"].value("total", json(0)).dump(), nb::fmt(s.value("cases_per_second", 0.0)),
+                    s.contains("shrink_share") ? nb::fmt(100 * s["shrink_share"].get<double>()) + "%" : "-", per_op,
                     std::to_string(f.size())});
     for (const auto& [backend, role] : member(opts, "backend_roles").items())
       if (role == "seeded-bug") by_role.add("seeded-bug", backend, 0);  // tried, caught or not
@@ -37,7 +38,9 @@ json fuzz_section(const json& summaries, const std::string& pages) {
   }
   page.answer(std::to_string(summaries.size()) + (summaries.size() == 1 ? " campaign ran " : " campaigns ran ") +
               std::to_string(cases) + " cases in " + nb::fmt(secs) + " s: " + by_role.sentence() + (failures ? " (each below, shrunk and replayable)." : "."));
-  page.table({"campaign", "status", "backend", "seconds", "cases", "cases/s", "cases per op", "failures"}, rows);
+  // cases/s leaves out the time spent shrinking failures, which is its own column (the share of
+  // the campaign's time).
+  page.table({"campaign", "status", "backend", "seconds", "cases", "cases/s", "shrinking", "cases per op", "failures"}, rows);
   // Seeded bugs: which were caught, how soon, and by what (the harness's own proof of power).
   std::map<std::string, std::vector<std::string>> first_catch;  // bug backend -> row
   for (const auto& [dir, s] : summaries.items()) {
