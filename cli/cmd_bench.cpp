@@ -196,7 +196,7 @@ int run_bench(const Options& opt) {
   // binding, Halide's internal buffers). glibc serves a large block with a fresh mmap and
   // unmaps it when freed, so each run pays a page fault per 4 KiB touched: on a virtual
   // machine that was most of a peer's time (nearest x2 forward on 2 cores: torchvision 259 ms,
-  // onnxruntime 484 ms, 11.9 and 22.8 ms with the heap kept; ours 6.0 -> 4.4 ms). The bench
+  // onnxruntime 484 ms, 11.9 and 22.8 ms with the heap kept through the environment). The bench
   // times kernels in a steady state, so every side keeps freed memory for its next run: here
   // through mallopt, in the bridges (started later) through glibc's environment variables.
   mallopt(M_MMAP_MAX, 0);

@@ -131,7 +131,8 @@ class CheckContext {
   // case they ask, the unmodified one above all; the oracle's, across subjects too.
   Result eval(Backend& b, const Case& c);
   Evaluate evaluator();
-  // The kept result of the unmodified case on `b`, if it was evaluated and succeeded.
+  // The kept result of the unmodified case on `b`, if it was evaluated and succeeded; valid until
+  // the next evaluation (a new answer may evict an old one).
   const Result* kept(const Backend& b) const;
 
   // eval, with what a backend may legitimately answer turned into a verdict: Unsupported and
