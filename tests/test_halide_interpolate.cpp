@@ -18,6 +18,7 @@
 #include "compare/float_compare.h"
 #include "fuzz/generators.h"
 #include "halide/generators/interpolate_paths.h"
+#include "halide/glue/interpolate_plan.h"
 #include "halide/halide_backend.h"
 #include "halide/halide_glue.h"
 #include "interp_area2_fwd_cpu.h"
@@ -263,6 +264,95 @@ TEST_P(HalideInterpolate, NonFiniteAtTheRowEndsOf2xUpsampling) {
   t.print(GetParam() + " non-finite values at the row ends of 2x upsampling");
 }
 
+// Exact 2x upsampling with align_corners=false has a scale of exactly 1/2, so its linear and
+// cubic weights are constants (linear: src = d/2 - 1/4, weights 1/4 and 3/4; output 0 clamps
+// to weights 1 and 0): the glue gives the CPU forward the fixed-weight x path and keeps the
+// plain x2 path along y and z. Checked: the path each case takes; every output within the
+// bound of the reference, on widths whose vectors have tails, one-element rows and several
+// planes; and for 1-D linear every output exactly, against the formula written out here in
+// float32 (the kernels' order of operations: tap 0's product plus tap 1's):
+//   out[0] = 1 a[0] + 0 a[1],  out[2i] = 1/4 a[i-1] + 3/4 a[i],  out[2i+1] = 3/4 a[i] + 1/4 a[i+1]
+// with a[W] read as a[W-1] (and a[1] as a[0] when W = 1).
+TEST_P(HalideInterpolate, TwoXUpsamplingTakesTheFixedWeightPath) {
+  using namespace oplab_interp;
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(41);
+  Tally t;
+  for (const std::string mode : {"linear", "bilinear", "bicubic", "trilinear"})
+    for (int W : {1, 2, 3, 16, 17, 33, 47}) {
+      const int nd = mode == "linear" ? 1 : mode == "trilinear" ? 3 : 2;
+      Shape shape{2, 3};
+      for (int a = 0; a + 1 < nd; ++a) shape.push_back(a == 0 && nd == 3 ? 3 : 5);
+      shape.push_back(W);
+      Case c = with_grad(make_case(json{{"mode", mode}, {"scale_factor", 2.0}, {"align_corners", false}},
+                                   random_tensor(shape, rng)),
+                         rng);
+      const std::array<int, 3> paths = halide_glue::interpolate_forward_paths(parse_interpolate(c));
+      EXPECT_EQ(paths[0], kXUpsample2Half) << mode << " W=" << W;
+      for (int a = 1; a < nd; ++a) EXPECT_EQ(paths[size_t(a)], kXUpsample2) << mode << " W=" << W << " axis " << a;
+      t.add(c, compare::compare_float_backend(ref(), *b, c), GetParam() + " " + mode + " W=" + std::to_string(W));
+      if (mode != "linear") continue;
+      const Result r = evaluate(*b, c);
+      const std::vector<double>& out = r.outputs.at("output").data;
+      const std::vector<double>& in = c.in("input").data;
+      for (size_t plane = 0; plane < 6; ++plane) {
+        auto a = [&](int i) { return float(in[plane * size_t(W) + size_t(std::min(i, W - 1))]); };
+        for (int d = 0; d < 2 * W; ++d) {
+          const int i = d / 2;
+          const float want = d == 0       ? 1.0f * a(0) + 0.0f * a(1)
+                             : d % 2 == 0 ? 0.25f * a(i - 1) + 0.75f * a(i)
+                                          : 0.75f * a(i) + 0.25f * a(i + 1);
+          ASSERT_EQ(out[plane * size_t(2 * W) + size_t(d)], double(want)) << "W=" << W << " plane " << plane << " d=" << d;
+        }
+      }
+    }
+  t.print(GetParam() + " x2 upsampling, fixed-weight x path");
+  // align_corners=true, a scale factor whose reciprocal is not 1/2, and nearest keep their
+  // paths (the weights of the first two are not the constants).
+  const json others[] = {{{"mode", "bilinear"}, {"scale_factor", 2.0}, {"align_corners", true}},
+                         {{"mode", "bilinear"}, {"scale_factor", 2.0000001}, {"align_corners", false}},
+                         {{"mode", "bicubic"}, {"scale_factor", 2.0000001}, {"align_corners", false}},
+                         {{"mode", "nearest"}, {"scale_factor", 2.0}}};
+  for (const json& params : others) {
+    const Case c = make_case(params, random_tensor({1, 2, 16, 40}, rng));
+    const InterpParams p = parse_interpolate(c);
+    ASSERT_EQ(p.axes.back().out, 80) << params.dump();
+    EXPECT_NE(halide_glue::interpolate_forward_paths(p)[0], kXUpsample2Half) << params.dump();
+  }
+}
+
+// Area's r:1 paths along y (2:1 and 4:1, where the y pass sums a constant r rows): chosen by
+// the glue for y and checked against the reference in 2-D and 3-D, with several planes,
+// x on the tables or on its own r:1 path.
+TEST_P(HalideInterpolate, AreaPathsAlongYWithinBound) {
+  using namespace oplab_interp;
+  Backend* b = halide(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " cannot run here";
+  std::mt19937_64 rng(43);
+  Tally t;
+  for (int nd : {2, 3})
+    for (int r : {2, 4})
+      for (int Ho : {1, 3, 9})
+        for (int Wi : {37, 4 * 19}) {
+          Shape shape{2, 3};
+          if (nd == 3) shape.push_back(3);
+          shape.push_back(r * Ho);
+          shape.push_back(Wi);
+          json size = json::array();
+          if (nd == 3) size.push_back(2);
+          size.push_back(Ho);
+          size.push_back(Wi == 37 ? 37 : Wi / r);
+          Case c = with_grad(make_case(json{{"mode", "area"}, {"size", size}}, random_tensor(shape, rng)), rng);
+          const std::array<int, 3> paths = halide_glue::interpolate_forward_paths(parse_interpolate(c));
+          const std::string what = GetParam() + " area " + shape_str(shape) + " -> " + size.dump();
+          EXPECT_EQ(paths[1], r == 2 ? kXPool2 : kXPool4) << what;
+          EXPECT_EQ(paths[0], Wi == 37 ? kXTables : r == 2 ? kXPool2 : kXPool4) << what;
+          t.add(c, compare::compare_float_backend(ref(), *b, c), what);
+        }
+  t.print(GetParam() + " area r:1 paths along y");
+}
+
 // ---------------------------------------------------------------- hand cases
 
 Tensor tensor(Shape s, std::vector<double> data) {
@@ -436,6 +526,16 @@ TEST(HalideInterpolateKernel, RejectsAClosedFormPathThatDoesNotFit) {
       {"bicubic x2 paths on both axes, y scale 0.4", interp_cubic2_fwd_cpu, 16, 32, 16, 32, kXUpsample2, kXUpsample2, 0.5, off, 1, 1},
       {"area 2:1 path told bins of 3", interp_area2_fwd_cpu, 32, 16, 8, 8, kXPool2, kXTables, 2, 1, 3, 1},
       {"area 4:1 path told bins of 5", interp_area2_fwd_cpu, 32, 8, 8, 8, kXPool4, kXTables, 4, 1, 5, 1},
+      // the fixed-weight x2 path: sizes, taps, and the taps right with weights that are not the
+      // constants (a scale of 0.500001 floors like 1/2 at every position of a 32-wide axis)
+      {"bilinear fixed-weight x2 path on 16 -> 24", interp_linear2_fwd_cpu, 16, 24, 8, 8, kXUpsample2Half, kXTables, up, 1, 1, 1},
+      {"bilinear fixed-weight x2 path, scale 0.4", interp_linear2_fwd_cpu, 16, 32, 8, 8, kXUpsample2Half, kXTables, off, 1, 1, 1},
+      {"bilinear fixed-weight x2 path, scale 0.500001", interp_linear2_fwd_cpu, 16, 32, 8, 8, kXUpsample2Half, kXTables, 0.500001, 1, 1, 1},
+      {"bicubic fixed-weight x2 path, scale 0.500001", interp_cubic2_fwd_cpu, 16, 32, 8, 8, kXUpsample2Half, kXTables, 0.500001, 1, 1, 1},
+      {"bicubic fixed-weight x2 path on 16 -> 24", interp_cubic2_fwd_cpu, 16, 24, 8, 8, kXUpsample2Half, kXTables, up, 1, 1, 1},
+      // area along y (the forward's y pass takes the bin length r from the path)
+      {"area y 4:1 path on 24 -> 8", interp_area2_fwd_cpu, 8, 8, 24, 8, kXTables, kXPool4, 1, 3, 1, 3},
+      {"area y 2:1 path told bins of 3", interp_area2_fwd_cpu, 8, 8, 32, 16, kXTables, kXPool2, 1, 2, 1, 3},
       // backward: grad_output (32 wide) -> grad_input (16 wide), a reach of 5, the x2 path's
       {"bilinear backward x2 path, scale 0.4", interp_linear2_bwd_cpu, 32, 16, 8, 8, kXUpsample2, kXTables, off, 1, 5, 2},
   };
@@ -451,9 +551,12 @@ TEST(HalideInterpolateKernel, RejectsAClosedFormPathThatDoesNotFit) {
       {"nearest 1-D x2 path on 16 -> 32", interp_nearest1_fwd_cpu, 16, 32, 1, 1, kXUpsample2, kXTables, 0.5, 1, 1, 1},
       {"bilinear x2 paths on 16 -> 32", interp_linear2_fwd_cpu, 16, 32, 16, 32, kXUpsample2, kXUpsample2, 0.5, 0.5, 1, 1},
       {"bicubic x2 paths on 16 -> 32", interp_cubic2_fwd_cpu, 16, 32, 16, 32, kXUpsample2, kXUpsample2, 0.5, 0.5, 1, 1},
+      {"bilinear fixed-weight x2 path on 16 -> 32", interp_linear2_fwd_cpu, 16, 32, 16, 32, kXUpsample2Half, kXUpsample2, 0.5, 0.5, 1, 1},
+      {"bicubic fixed-weight x2 path on 16 -> 32", interp_cubic2_fwd_cpu, 16, 32, 16, 32, kXUpsample2Half, kXUpsample2, 0.5, 0.5, 1, 1},
       {"area 2:1 path on 32 -> 16", interp_area2_fwd_cpu, 32, 16, 8, 8, kXPool2, kXTables, 2, 1, 2, 1},
       {"bilinear backward x2 path on 16 -> 32", interp_linear2_bwd_cpu, 32, 16, 8, 8, kXUpsample2, kXTables, 0.5, 1, 5, 2},
       {"area 4:1 path on 32 -> 8", interp_area2_fwd_cpu, 32, 8, 8, 8, kXPool4, kXTables, 4, 1, 4, 1},
+      {"area 4:1 and 2:1 paths on 32 -> 8, 16 -> 8", interp_area2_fwd_cpu, 32, 8, 16, 8, kXPool4, kXPool2, 4, 2, 4, 2},
   };
   for (const KernelCall& k : right) {
     std::string error;

@@ -26,19 +26,37 @@
 //    no spills (the D == 1 stage; D > 1 divides per k and is kept for correctness only).
 //  * grad_weight: the same column, then per row a GEMM over ox in tiles of 4 vectors of input
 //    channels x 6 output channels; the chunks' partials are added in double.
-//  * grad_input: Gcol = W^T gout per row as a GEMM with the input channels along the vectors
-//    (2 vectors x 8 columns), then each sample adds a vector of channels to its corners in a
-//    channels-innermost gradient; tasks own (image, 32-channel block), so no atomics.
-//  * grad_offset/grad_mask: unchanged (Gcol with ox along the vectors, per offset group).
-// Measured (`oplab bench --shape deform_conv2d --repeats 7`, 2 threads, a shared and heavily
-// loaded machine: that run's FMA probe read 95 GFLOP/s against 445 when quiet): forward
-// 3.05 / 35.4 / 40.2 ms for N1 C64 56², N8 C64 56², N4 C128 64², 11.9x / 4.9x / 4.0x faster
-// than ONNX Runtime's DeformConv in the same run (the previous schedule: 24.0 / 152 / 224 ms,
-// 1.2x / 1.4x / 1.4x); 81 / 56 / 124 GFLOP/s, i.e. 18% / 12% / 28% of the quiet peak (the
-// best run of N4 C128: 172 GFLOP/s, 39%). perf on N4 C128: of the row tasks' samples the GEMM
-// loop takes ~75%, the sampling ~10%, the output's stores ~14%; the image copy (stores into a
-// freshly allocated buffer) adds about a third of that on top. Backward 40.5 / 166 / 245 ms
-// (4.7x to 13x the forward); grad_input and grad_offset_mask dominate it.
+//  * Gcol = W^T gout (ChannelGcol), the column gradient, per output row as a GEMM with the
+//    input channels along the vectors: tiles of 2 vectors of channels x 8 columns.
+//  * grad_input: per task (2 vectors of channels of one image) and output row, that block's
+//    Gcol, then each sample adds a vector of channels to its corners in the task's own
+//    channels-innermost gradient block (no atomics). The block is allocated per task (a few
+//    hundred KB the heap hands back call after call) instead of one multi-MB buffer per call
+//    whose first touches faulted page by page; the point table is made per row, for the same
+//    reason.
+//  * grad_offset/grad_mask: per output row, the row's Gcol for every channel, then per point
+//    the channels of its offset group a vector at a time: the four corners read from a
+//    channels-innermost copy of the image and Gcol are dense vectors (no gathers), three
+//    vector accumulators per point (Gcol * dB/dy, Gcol * dB/dx, Gcol * B), their lanes added
+//    by halves at the end. (It had Gcol with ox along the vectors and gathered the corners.)
+// Gcol is computed twice, by grad_input and by grad_offset/grad_mask (a GEMM as large as the
+// forward's each); sharing it needs one pipeline whose tasks own both a channel block (the
+// scatter) and all channels of a point (the sums), not done yet.
+// Measured, forward (`oplab bench --shape deform_conv2d --repeats 7`, 2 threads, a shared and
+// heavily loaded machine: that run's FMA probe read 95 GFLOP/s against 445 when quiet): 3.05 /
+// 35.4 / 40.2 ms for N1 C64 56², N8 C64 56², N4 C128 64², 11.9x / 4.9x / 4.0x faster than ONNX
+// Runtime's DeformConv in the same run; 81 / 56 / 124 GFLOP/s, i.e. 18% / 12% / 28% of the
+// quiet peak. perf on N4 C128: of the row tasks' samples the GEMM loop takes ~75%, the
+// sampling ~10%, the output's stores ~14%. Backward, per kernel, the previous schedule and
+// this one alternating in one process (2 threads, heap kept as the bench keeps it, a machine
+// at load 4.5; median of 7, the better of two rounds each): N1 C64 grad_input 2.8 -> 3.1 ms,
+// grad_offset/mask 10.9 -> 3.0, grad_weight 3.0 -> 2.7, backward 16.7 -> 10.3 ms (8.1x -> 4.8x
+// the forward); N8 C64 43 -> 36, 92 -> 40, 35 -> 35, 178 -> 111 ms (6.7x -> 4.1x); N4 C128
+// 100 -> 67, 88 -> 80, 76 -> 64, 265 -> 218 ms (4.1x -> 3.7x). perf on N8 C64, share of
+// the whole run (forward included) before -> after: grad_offset/mask 33% -> 22%, grad_input
+// 19% -> 21%, grad_weight 10% -> 15%, forward 16% -> 19%. The target (backward <= 2.5x the
+// forward) is missed: the backward runs three GEMMs of the forward's size (grad_weight's and
+// Gcol twice) besides its samplings, the scatter and the per-point sums.
 #include <string>
 #include <vector>
 
@@ -164,48 +182,65 @@ struct ChannelColumn {
 // The gradient of the column value of input channel c at tap (j, i): Gcol = Σ over the output
 // channels oo of c's weight group of W[g, oo, cg, i, j] * grad_output[n, g, oo, oy, ox].
 struct Gcol {
-  Func gout{"gout_rows"}, wt{"weight_t"}, sum{"gcol_sum"}, gcol{"gcol"};
+  Func sum{"gcol_sum"}, gcol{"gcol"};
   RDom ro;
-  Var ox, oy, j, i, c, n, oo{"oo"}, g{"g"}, cg{"cg"};
 
-  void define(const Conv& cv, const Func& weight, const Func& grad_output, Var ox_, Var oy_, Var j_, Var i_, Var c_,
-              Var n_) {
-    ox = ox_, oy = oy_, j = j_, i = i_, c = c_, n = n_;
-    // The sum runs over the output channels oo, so both operands are laid out with oo next to
-    // the innermost dimension: consecutive oo are adjacent in memory (a plain grad_output
-    // walks whole planes per oo, and the tiles' rows of all oo collide in a few cache sets).
-    // grad_output rows are zero past the row's end: the CPU schedule works on whole tiles.
-    gout(ox, oo, oy, g, n) = select(ox < cv.Wo, grad_output(clamp(ox, 0, cv.Wo - 1), oy, oo, g, n), 0.0f);
-    // min(j, kw - 1): the CPU schedule rounds the taps of a row up to a multiple of 3.
-    wt(j, oo, i, cg, g) = weight(min(j, cv.kw - 1), i, cg, oo, g);
+  // GPU: per thread and tap, the weights and grad_output read in place.
+  void define(const Conv& cv, const Func& weight, const Func& grad_output, Var ox, Var oy, Var j, Var i, Var c,
+              Var n) {
     // (The clamp changes no value; it keeps the bounds Halide infers for a range of channels
     // inside the weight buffer.)
     Expr gg = c / cv.Cg, cgc = clamp(c - gg * cv.Cg, 0, cv.Cg - 1);
     ro = RDom(0, cv.Cog, "ro");
     sum(ox, oy, j, i, c, n) = 0.0f;
-    sum(ox, oy, j, i, c, n) += wt(j, ro, i, cgc, gg) * gout(ox, ro, oy, gg, n);
+    sum(ox, oy, j, i, c, n) += weight(j, i, cgc, ro, gg) * grad_output(ox, oy, ro, gg, n);
     gcol(ox, oy, j, i, c, n) = sum(ox, oy, j, i, c, n);
   }
 
-  // CPU: gcol of one channel is computed a row (all taps) at a time, at `at`, in tiles of
-  // 4 vectors along ox times 3 taps along j whose sums over the output channels stay in
-  // registers (a small fixed-size buffer); each grad_output vector is loaded once per 3 taps
-  // and each weight once per 4 vectors. The two operands are copied once, up front.
-  void schedule_cpu(LoopLevel at, int vec) {
-    Var oxo{"oxo"}, oxi{"oxi"}, oxv{"oxv"}, jo{"jo"}, ji{"ji"}, gn{"gn"};
-    gcol.compute_at(at)
-        .split(ox, oxo, oxi, 4 * vec, TailStrategy::RoundUp)
-        .split(j, jo, ji, 3, TailStrategy::RoundUp)
-        .reorder(oxi, ji, jo, i, oxo)
-        .vectorize(oxi, vec);
-    sum.compute_at(gcol, jo).vectorize(ox, vec);
-    sum.update().split(ox, oxv, oxi, vec).reorder(oxi, oxv, j, ro.x).vectorize(oxi).unroll(oxv).unroll(j);
-    gout.compute_root().fuse(g, n, gn).parallel(gn).vectorize(ox, vec);
-    wt.compute_root();
-  }
-
-  // GPU: one scalar sum per thread and tap, at `at`; both operands read in place.
+  // One scalar sum per thread and tap, at `at`.
   void schedule_gpu(LoopLevel at) { sum.compute_at(at); }
+};
+
+// CPU: the same Gcol with the channels innermost, gcol_t(c, j, i, ox, oy, n), as a GEMM per
+// output row: the weight copied channels-innermost (wt_t), grad_output broadcast. grad_input
+// and grad_offset/grad_mask read it a vector of channels at a time. Channels past C (the
+// schedules round up to whole tiles) read clamped weights and are never stored.
+struct ChannelGcol {
+  Func wt_t{"wt_t"}, sum{"gsum"}, gcol_t{"gcol_t"};
+  RDom ro;
+  Expr G;
+  Var c, j, i, ox;
+
+  void define(const Conv& cv, const Func& weight, const Func& grad_output, Var c_, Var j_, Var i_, Var ox_, Var oy,
+              Var n) {
+    c = c_, j = j_, i = i_, ox = ox_, G = cv.G;
+    Expr gg = group_of(cv, c);
+    Var oo{"oo"};
+    wt_t(c, oo, j, i) = weight(j, i, clamp(c - gg * cv.Cg, 0, cv.Cg - 1), oo, gg);
+    ro = RDom(0, cv.Cog, "ro");
+    sum(c, j, i, ox, oy, n) = 0.0f;
+    sum(c, j, i, ox, oy, n) += wt_t(c, ro, j, i) * grad_output(clamp(ox, 0, cv.Wo - 1), oy, ro, group_of(cv, c), n);
+    gcol_t(c, j, i, ox, oy, n) = sum(c, j, i, ox, oy, n);
+  }
+  // Weight group of channel ch (0 without groups: no division in the inner loops).
+  static Expr group_of(const Conv& cv, Expr ch) { return select(cv.G == 1, 0, clamp(ch / cv.Cg, 0, cv.G - 1)); }
+
+  // gcol_t of a row at `at`, in register tiles of kC channels (kC / vec vectors) times kOx
+  // outputs along ox: per output channel, kC / vec weight vectors loaded and kOx grad_output
+  // elements broadcast.
+  void schedule(LoopLevel at, int vec, int kC, int kOx) {
+    Var co{"co"}, ci{"ci"}, cv_{"cv"}, oxo{"oxo"}, oxi{"oxi"};
+    gcol_t.compute_at(at)
+        .split(c, co, ci, kC, TailStrategy::RoundUp)
+        .split(ox, oxo, oxi, kOx, TailStrategy::RoundUp)
+        .reorder(ci, oxi, oxo, j, i, co)
+        .vectorize(ci, vec);
+    sum.compute_at(gcol_t, oxo).vectorize(c, vec).unroll(ox);
+    Stage su = sum.update();
+    su.split(c, cv_, ci, vec).reorder(ci, cv_, ox, ro.x).vectorize(ci).unroll(cv_).unroll(ox);
+    su.specialize(G == 1);
+    wt_t.compute_root().vectorize(c, vec);
+  }
 };
 
 // Estimates of the standard benchmark shape (N8 C64 56x56, 3x3, Co 64), for autoschedulers.
@@ -376,33 +411,26 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
   Var ox{"ox"}, oy{"oy"}, j{"j"}, i{"i"}, d{"d"}, c{"c"}, n{"n"}, x{"x"}, y{"y"};
   Func geo{"geo"}, geo_c{"geo_c"}, shares{"shares"};
   Gcol gc;
-  RDom rs, ro;
-  // CPU: channels-innermost copies of the weight (wt_t), of Gcol (gsum, gcol_t) and of the
-  // gradient (gin_t).
-  Func wt_t{"wt_t"}, gsum{"gsum"}, gcol_t{"gcol_t"}, gin_t{"gin_t"};
-  Expr C_, G_, D_;
+  RDom rs;
+  // CPU: Gcol channels-innermost (cg) and the gradient channels-innermost (gin_t).
+  ChannelGcol cg;
+  Func gin_t{"gin_t"};
+  Expr D_;
 
-  // CPU: Gcol = W^T gout as a GEMM per output row with the input channels along the vectors
-  // (the weight copied channels-innermost, grad_output broadcast), then the scatter: each
-  // sample adds a vector of channels to its corners in gin_t(c, x, y, n), whose channels are
-  // innermost, so a corner's share is one dense vector add. Tasks own blocks of channels of one
-  // image, so no two write the same element. Without groups (G == 1, D == 1, the specialized
-  // stages) a vector's channels share their weight group and sampling point.
+  // CPU: Gcol = W^T gout per output row (ChannelGcol), then the scatter: each sample adds a
+  // vector of channels to its corners in gin_t(c, x, y, n), whose channels are innermost, so a
+  // corner's share is one dense vector add. A task owns a block of channels of one image and
+  // its own block of gin_t (a few hundred KB, reused from the heap call after call instead of
+  // a multi-MB fresh buffer whose first touches fault page by page), so no two tasks write the
+  // same element. Without groups (G == 1, D == 1, the specialized stages) a vector's channels
+  // share their weight group and sampling point.
   void define_cpu(const Conv& cv, RVar rb, RVar ra, RVar rox, RVar rj, RVar ri, RVar roy) {
     // (The clamps change no value; they keep the bounds Halide infers inside the buffers, and
     // let the rounded-up channels read valid elements; they are never stored to grad_input.)
-    C_ = cv.C, G_ = cv.G, D_ = cv.D;
-    auto group_of = [&](Expr ch) { return select(cv.G == 1, 0, clamp(ch / cv.Cg, 0, cv.G - 1)); };
+    D_ = cv.D;
     auto offset_group_of = [&](Expr ch) { return select(cv.D == 1, 0, clamp(ch / cv.Cd, 0, cv.D - 1)); };
-    Var oo{"oo"};
-    {
-      Expr gg = group_of(c);
-      wt_t(c, oo, j, i) = weight(j, i, clamp(c - gg * cv.Cg, 0, cv.Cg - 1), oo, gg);
-    }
-    ro = RDom(0, cv.Cog, "ro");
-    gsum(c, j, i, ox, oy, n) = 0.0f;
-    gsum(c, j, i, ox, oy, n) += wt_t(c, ro, j, i) * grad_output(clamp(ox, 0, cv.Wo - 1), oy, ro, group_of(c), n);
-    gcol_t(c, j, i, ox, oy, n) = gsum(c, j, i, ox, oy, n);
+    cg.define(cv, weight, grad_output, c, j, i, ox, oy, n);
+    Func gcol_t = cg.gcol_t;
 
     FuncRef s = geo(rox, roy, rj, ri, offset_group_of(c), n);
     Expr mg = s[8] * gcol_t(c, rj, ri, rox, roy, n);
@@ -497,34 +525,27 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
       // weight vectors loaded and kOx grad_output elements broadcast), then the row's scatter.
       const int vec = natural_vector_size<float>();
       const int kC = 2 * vec, kOx = 8;
-      Var row{"row"}, cn{"cn"}, cb{"cb"}, ci{"ci"}, cv_{"cv"}, oxo{"oxo"}, oxi{"oxi"};
-      grad_input.fuse(c, n, cn).parallel(cn).vectorize(x, vec, TailStrategy::GuardWithIf);
-      Expr c_round = (C_ + kC - 1) / kC * kC;
-      gin_t.compute_root().bound(c, 0, c_round).vectorize(c, vec).parallel(n);
+      Var cbn{"cbn"}, cb{"cb"}, ci{"ci"};
+      grad_input.split(c, cb, ci, kC, TailStrategy::GuardWithIf)
+          .reorder(x, y, ci, cb, n)
+          .fuse(cb, n, cbn)
+          .parallel(cbn)
+          .vectorize(x, vec, TailStrategy::GuardWithIf);
+      gin_t.compute_at(grad_input, cbn).align_bounds(c, kC).vectorize(c, vec);
       Stage gu = gin_t.update();
       gu.split(c, cb, ci, kC, TailStrategy::RoundUp)
           .reorder(ci, rb, ra, rox, rj, ri, roy, cb, n)
           .vectorize(ci, vec)
           .unroll(rb)
-          .unroll(ra)
-          .fuse(cb, n, cn)
-          .parallel(cn);
+          .unroll(ra);
       gu.specialize(D_ == 1);
-      gcol_t.compute_at(gin_t, roy)
-          .split(ox, oxo, oxi, kOx, TailStrategy::RoundUp)
-          .reorder(c, oxi, oxo, j, i)
-          .vectorize(c, vec);
-      gsum.compute_at(gcol_t, oxo).vectorize(c, vec).unroll(ox);
-      Stage su = gsum.update();
-      su.split(c, cv_, ci, vec).reorder(ci, cv_, ox, ro.x).vectorize(ci).unroll(cv_).unroll(ox);
-      su.specialize(G_ == 1);
-      wt_t.compute_root().vectorize(c, vec);
-      geo.compute_root().reorder(ox, j, i, d, oy, n).fuse(oy, n, row).parallel(row).vectorize(ox, vec, TailStrategy::GuardWithIf);
+      cg.schedule(LoopLevel(gin_t, roy), vec, kC, kOx);
+      geo.compute_at(gin_t, roy).vectorize(ox, vec, TailStrategy::GuardWithIf);
     }
   }
 };
 
-// grad_offset and grad_mask: gathers over the channels of each offset group.
+// grad_offset and grad_mask: sums over the channels of each offset group.
 //   grad_offset[.., 2(dK+k) + comp, oy, ox] = m * Σ_c Gcol * dB/d(y or x)   (no outer cut-off)
 //   grad_mask[.., dK+k, oy, ox]             =     Σ_c Gcol * B
 // and both are 0 for a point with a non-finite offset.
@@ -535,27 +556,21 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
   Output<Buffer<float>> grad_offset{"grad_offset", 7};
   Output<Buffer<float>> grad_mask{"grad_mask", 6};
 
-  Var ox{"ox"}, oy{"oy"}, j{"j"}, i{"i"}, d{"d"}, c{"c"}, n{"n"}, comp{"comp"};
+  Var ox{"ox"}, oy{"oy"}, j{"j"}, i{"i"}, d{"d"}, c{"c"}, n{"n"}, comp{"comp"}, k{"k"}, l{"l"}, x{"x"}, y{"y"};
   Func geo{"geo"}, terms{"terms"};
   Gcol gcol;
   RDom rc;
+  // CPU: the image channels-innermost (in_t), Gcol channels-innermost (cg), the per-lane sums
+  // of a point (lanes) and the three sums of every point (sums).
+  ChannelGcol cg;
+  Func in_t{"in_t"}, lanes{"lanes"}, sums{"sums"};
+  std::vector<std::pair<Func, int>> folds;  // (fold, its width)
+  RDom rco;
 
-  void generate() {
-    const Conv cv = conv();
-    // Per point: corners, fractions, which corners lie in the image (the derivative's rule)
-    // and whether the point is in rule B's range (the value's rule, for grad_mask).
-    DcnPoint p = cv.point(ox, oy, j, i, d, n);
-    Expr bits = dcn_corner_bits(p.in_y0 && p.in_x0, p.in_y0 && p.in_x1, p.in_y1 && p.in_x0, p.in_y1 && p.in_x1);
-    geo(ox, oy, j, i, d, n) = Tuple(std::vector<Expr>{p.x0, p.x1, p.y0, p.y1, p.lx, p.ly, bits, cast<uint8_t>(p.in_range)});
-
-    gcol.define(cv, weight, grad_output, ox, oy, j, i, c, n);
-
-    rc = RDom(0, cv.Cd, "rc");
-    Expr ch = d * cv.Cd + rc;
-    FuncRef s = geo(ox, oy, j, i, d, n);
-    auto v = [&](int a, int b) {
-      return select(dcn_corner_on(s[6], a, b), input(s[b ? 1 : 0], s[a ? 3 : 2], ch, n), 0.0f);
-    };
+  // The three terms of one channel at point s, given its Gcol gc and its four corner values
+  // v(a, b): Gcol * dB/dy, Gcol * dB/dx, Gcol * B.
+  template <class Corner>
+  static std::vector<Expr> channel_terms(const FuncRef& s, Expr gc, Corner v) {
     Expr v00 = v(0, 0), v01 = v(0, 1), v10 = v(1, 0), v11 = v(1, 1);
     Expr lx = s[4], ly = s[5];
     // Evaluated as written (strict_float): fast-math may rewrite a blend as a + t*(b - a),
@@ -566,17 +581,70 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
                     strict_float((1.0f - ly) * (1.0f - lx) * v00 + (1.0f - ly) * lx * v01 + ly * (1.0f - lx) * v10 +
                                  ly * lx * v11),
                     0.0f);
-    Expr gc = gcol.gcol(ox, oy, j, i, ch, n);
-    terms(ox, oy, j, i, d, n) = Tuple(0.0f, 0.0f, 0.0f);
-    FuncRef t = terms(ox, oy, j, i, d, n);
-    terms(ox, oy, j, i, d, n) = Tuple(t[0] + gc * dBy, t[1] + gc * dBx, t[2] + gc * B);
+    return {gc * dBy, gc * dBx, gc * B};
+  }
 
+  void generate() {
+    const Conv cv = conv();
+    // Per point: corners, fractions, which corners lie in the image (the derivative's rule)
+    // and whether the point is in rule B's range (the value's rule, for grad_mask).
+    DcnPoint p = cv.point(ox, oy, j, i, d, n);
+    Expr bits = dcn_corner_bits(p.in_y0 && p.in_x0, p.in_y0 && p.in_x1, p.in_y1 && p.in_x0, p.in_y1 && p.in_x1);
+    geo(ox, oy, j, i, d, n) = Tuple(std::vector<Expr>{p.x0, p.x1, p.y0, p.y1, p.lx, p.ly, bits, cast<uint8_t>(p.in_range)});
     // The mask factors out of the sum over channels; a non-finite offset gets no gradient.
     Expr finite = p.finite;
     Expr m = cv.mask_at(ox, oy, j, i, d, n);
-    FuncRef tt = terms(ox, oy, j, i, d, n);
-    grad_offset(ox, oy, comp, j, i, d, n) = select(finite, m * select(comp == 0, tt[0], tt[1]), 0.0f);
-    grad_mask(ox, oy, j, i, d, n) = select(finite, tt[2], 0.0f);
+
+    if (get_target().has_gpu_feature()) {
+      gcol.define(cv, weight, grad_output, ox, oy, j, i, c, n);
+      rc = RDom(0, cv.Cd, "rc");
+      Expr ch = d * cv.Cd + rc;
+      FuncRef s = geo(ox, oy, j, i, d, n);
+      std::vector<Expr> t = channel_terms(s, gcol.gcol(ox, oy, j, i, ch, n), [&](int a, int b) {
+        return select(dcn_corner_on(s[6], a, b), input(s[b ? 1 : 0], s[a ? 3 : 2], ch, n), 0.0f);
+      });
+      terms(ox, oy, j, i, d, n) = Tuple(0.0f, 0.0f, 0.0f);
+      FuncRef tr = terms(ox, oy, j, i, d, n);
+      terms(ox, oy, j, i, d, n) = Tuple(tr[0] + t[0], tr[1] + t[1], tr[2] + t[2]);
+      FuncRef tt = terms(ox, oy, j, i, d, n);
+      grad_offset(ox, oy, comp, j, i, d, n) = select(finite, m * select(comp == 0, tt[0], tt[1]), 0.0f);
+      grad_mask(ox, oy, j, i, d, n) = select(finite, tt[2], 0.0f);
+    } else {
+      // CPU: per point, the channels of its offset group a vector at a time, lane l summing
+      // channels l, l + vec, ... (lanes), then the lanes added together (sums). Gcol and the
+      // image are both channels-innermost, so a point's corners and Gcol are dense vectors:
+      // no gathers. Lanes past the group's last channel read valid elements (in_t and wt_t
+      // clamp the channel) and add nothing.
+      const int vec = natural_vector_size<float>();
+      in_t(c, x, y, n) = input(x, y, clamp(c, 0, cv.C - 1), n);
+      cg.define(cv, weight, grad_output, c, j, i, ox, oy, n);
+      rco = RDom(0, (cv.Cd + vec - 1) / vec, "rco");
+      Expr cl = rco * vec + l, ch = d * cv.Cd + cl;
+      FuncRef s = geo(ox, oy, j, i, d, n);
+      std::vector<Expr> t = channel_terms(s, cg.gcol_t(ch, j, i, ox, oy, n), [&](int a, int b) {
+        return select(dcn_corner_on(s[6], a, b), in_t(ch, s[b ? 1 : 0], s[a ? 3 : 2], n), 0.0f);
+      });
+      Expr valid = cl < cv.Cd;
+      lanes(l, ox, j, i, d, oy, n) = Tuple(0.0f, 0.0f, 0.0f);
+      FuncRef la = lanes(l, ox, j, i, d, oy, n);
+      lanes(l, ox, j, i, d, oy, n) = Tuple(la[0] + select(valid, t[0], 0.0f), la[1] + select(valid, t[1], 0.0f),
+                                           la[2] + select(valid, t[2], 0.0f));
+      // The lanes added together by halves (a vector of vec lanes, then vec / 2, ..., 1), so
+      // each step is one vector add; sums(ox, k, ...), k = 0, 1, 2: the y and x derivatives
+      // and the value.
+      Func prev = lanes;
+      for (int half = vec / 2; half >= 1; half /= 2) {
+        Func f{"fold" + std::to_string(half)};
+        FuncRef lo = prev(l, ox, j, i, d, oy, n), hi = prev(l + half, ox, j, i, d, oy, n);
+        f(l, ox, j, i, d, oy, n) = Tuple(lo[0] + hi[0], lo[1] + hi[1], lo[2] + hi[2]);
+        folds.push_back({f, half});
+        prev = f;
+      }
+      FuncRef total = prev(0, ox, j, i, d, oy, n);
+      sums(ox, k, j, i, d, oy, n) = select(k == 0, total[0], select(k == 1, total[1], total[2]));
+      grad_offset(ox, oy, comp, j, i, d, n) = select(finite, m * sums(ox, comp, j, i, d, oy, n), 0.0f);
+      grad_mask(ox, oy, j, i, d, n) = select(finite, sums(ox, 2, j, i, d, oy, n), 0.0f);
+    }
 
     estimate_inputs();
     estimate(grad_output, {56, 56, 64, 1, 8});
@@ -595,14 +663,23 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
       gpu_point_tiles(grad_offset, ox, oy, {}, {comp, j, i, d, n});
       gpu_point_tiles(grad_mask, ox, oy, {}, {j, i, d, n});
     } else {
+      // One task per output row: its point table and its Gcol (every channel and tap, in
+      // register tiles as grad_input's), then per point the lane sums (a few vector
+      // accumulators) and their horizontal sums.
       const int vec = natural_vector_size<float>();
-      Var row{"row"}, dn{"dn"};
-      // One task per output row: its point table, then per channel of the group its Gcol row
-      // (all taps) and the gathers.
-      terms.compute_root().reorder(ox, j, i, d, oy, n).fuse(oy, n, row).parallel(row).vectorize(ox, vec);
-      terms.update().reorder(ox, j, i, rc.x, d, oy, n).fuse(oy, n, row).parallel(row).vectorize(ox, vec);
-      geo.compute_at(terms, row).vectorize(ox, vec);
-      gcol.schedule_cpu(LoopLevel(terms, rc.x), vec);
+      const int kC = 2 * vec, kOx = 8;
+      Var row{"row"}, dn{"dn"}, yn{"yn"};
+      sums.compute_root().bound(k, 0, 3).reorder(k, ox, j, i, d, oy, n).fuse(oy, n, row).parallel(row).unroll(k);
+      lanes.compute_at(sums, ox).vectorize(l);
+      lanes.update().reorder(l, rco).vectorize(l);
+      for (auto& [f, width] : folds) {
+        f.compute_at(sums, ox);
+        if (width > 1) f.vectorize(l);
+      }
+      geo.compute_at(sums, row).vectorize(ox, vec, TailStrategy::GuardWithIf);
+      cg.schedule(LoopLevel(sums, row), vec, kC, kOx);
+      // The image transposed as the forward's ChannelColumn does it: vectors along x.
+      in_t.compute_root().reorder(x, c, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
       grad_offset.reorder(ox, comp, j, i, oy, d, n).fuse(d, n, dn).parallel(dn).vectorize(ox, vec, TailStrategy::GuardWithIf);
       grad_mask.reorder(ox, j, i, oy, d, n).fuse(d, n, dn).parallel(dn).vectorize(ox, vec, TailStrategy::GuardWithIf);
     }

@@ -28,26 +28,62 @@ void define_taps(Func& tx, Func& ty, const Func& grid, Expr W, Expr H, Expr mode
 }
 
 // out(x, y, c, n) = sum over the taps (rows outer) of wy * wx * input, a tap outside reading 0.
-//  * CPU: a task per (row, image); taps once per row; channels in turn, positions vectorised.
+//  * CPU: channels-last in blocks of a vector's width (16) of channels. Per (image, block)
+//    the block is copied to in_cl(ci, w, h) (1 MiB at 128 x 128), so a tap of a position reads
+//    its 16 channels as one dense vector (one cache line) instead of one float from each of
+//    16 planes. Then a task per row: the row's taps (specialised on mode and padding, so
+//    bilinear zeros forms only its own coordinates; once per row and block), the masked sums
+//    for the block's channels, and the row written transposed, a plane's run at a time
+//    (16 positions to 16 planes at a time measured slower). Each tap pair's mask is stored
+//    as bits and ANDed with the product (exactly select(on, w * v, 0)): a select on a scalar
+//    condition became a branch around each load. strict_float keeps the sum in tap order (no
+//    reassociation, no fused multiply-add).
+//    Bench shape [8, 64, 128, 128], grid 128 x 128 at random positions: about 2.2x faster than
+//    vectorising over positions, which gathers each tap a float at a time from 64 planes
+//    (4 MiB per image). What bounds it now: the random 64-byte loads from in_cl (cache
+//    latency) and writing the output.
 //  * GPU: a thread per (position, channel), 16 x 16 positions per block.
 class GridSampleForward : public Generator<GridSampleForward> {
  public:
   OPLAB_GRID_INPUTS
   Output<Buffer<float>> output{"output", 4};
 
-  Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
-  Func tx{"tx"}, ty{"ty"}, acc{"acc"};
+  Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, w{"w"}, h{"h"}, ci{"ci"}, co{"co"}, kx{"kx"}, ky{"ky"};
+  Func tx{"tx"}, ty{"ty"}, acc{"acc"}, in_cl{"in_cl"}, pw{"pw"}, pm{"pm"};
   RDom r;
 
   void generate() {
     define_taps(tx, ty, grid, input.dim(0).extent(), input.dim(1).extent(), mode, padding, align_corners);
-    Expr T = taps_of(mode);
-    r = RDom({{0, T}, {0, T}}, "r");  // (kx, ky)
-    FuncRef a = tx(r.x, x, y, n), b = ty(r.y, x, y, n);
-    Expr v = input(a[kIndex], b[kIndex], c, n);
-    acc(x, y, c, n) = 0.0f;
-    acc(x, y, c, n) += select(Expr(a[kValid]) * Expr(b[kValid]) != 0.0f, Expr(b[kW]) * Expr(a[kW]) * v, 0.0f);
-    output(x, y, c, n) = acc(x, y, c, n);
+    if (get_target().has_gpu_feature()) {
+      Expr T = taps_of(mode);
+      r = RDom({{0, T}, {0, T}}, "r");  // (kx, ky)
+      FuncRef a = tx(r.x, x, y, n), b = ty(r.y, x, y, n);
+      Expr on = Expr(a[kValid]) * Expr(b[kValid]) != 0.0f;
+      Expr v = input(a[kIndex], b[kIndex], c, n);
+      acc(x, y, c, n) = 0.0f;
+      acc(x, y, c, n) += select(on, Expr(b[kW]) * Expr(a[kW]) * v, 0.0f);
+      output(x, y, c, n) = acc(x, y, c, n);
+      return;
+    }
+    const int B = natural_vector_size<float>();
+    // Channel co * B + ci; the last block repeats the last channel (never written out).
+    in_cl(ci, w, h, co, n) = input(w, h, min(co * B + ci, input.dim(2).extent() - 1), n);
+    // Per tap pair: the weight wy * wx and an all-ones mask where both taps read the image.
+    pw(kx, ky, x, y, n) = ty(ky, x, y, n)[kW] * tx(kx, x, y, n)[kW];
+    pm(kx, ky, x, y, n) = select(tx(kx, x, y, n)[kValid] != 0.0f && ty(ky, x, y, n)[kValid] != 0.0f,
+                                 UInt(32).max(), UInt(32).min());
+    // The taps of a mode with T per axis, unrolled, rows outer, as the GPU's RDom.
+    auto sum = [&](int T) {
+      Expr e = 0.0f;
+      for (int j = 0; j < T; ++j)
+        for (int i = 0; i < T; ++i) {
+          Expr v = in_cl(ci, tx(i, x, y, n)[kIndex], ty(j, x, y, n)[kIndex], co, n);
+          e = e + reinterpret<float>(reinterpret<uint32_t>(pw(i, j, x, y, n) * v) & pm(i, j, x, y, n));
+        }
+      return strict_float(e);
+    };
+    acc(ci, x, co, y, n) = select(mode == 0, sum(2), mode == 1, sum(1), sum(4));
+    output(x, y, c, n) = acc(c % B, x, c / B, y, n);
   }
 
   void schedule() {
@@ -61,14 +97,26 @@ class GridSampleForward : public Generator<GridSampleForward> {
           .gpu_blocks(xo, yo, cn)
           .gpu_threads(xi, yi);
       acc.compute_at(output, xi);
-    } else {
-      const int vec = natural_vector_size<float>();
-      Var yn{"yn"};
-      output.reorder(x, c, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
-      acc.compute_at(output, c).vectorize(x, vec, TailStrategy::GuardWithIf);
-      acc.update().reorder(x, r.x, r.y).vectorize(x, vec, TailStrategy::GuardWithIf);
-      for (Func* t : {&tx, &ty}) row_taps_at(*t, output, yn, vec);
+      return;
     }
+    const int B = natural_vector_size<float>();
+    Var xo{"xo"}, xi{"xi"}, oci{"oci"}, oco{"oco"};
+    output.split(x, xo, xi, B, TailStrategy::GuardWithIf)
+        .split(c, oco, oci, B, TailStrategy::GuardWithIf)
+        .reorder(xi, xo, oci, y, oco, n)
+        .vectorize(xi)
+        .parallel(y);
+    in_cl.compute_at(output, oco).vectorize(ci).parallel(h);
+    acc.compute_at(output, y).vectorize(ci);
+    for (int m = 0; m < 3; ++m) acc.specialize(mode == m);
+    for (Func* t : {&tx, &ty}) {
+      row_taps_at(*t, output, y, B);
+      for (int m = 0; m < 3; ++m)
+        for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
+    }
+    // In memory rather than inlined: seeing the mask's comparison, LLVM branches around loads.
+    for (Func* t : {&pw, &pm})
+      t->compute_at(output, y).reorder_storage(x, kx, ky).reorder(x, kx, ky).vectorize(x, B, TailStrategy::GuardWithIf);
   }
 };
 

@@ -105,7 +105,18 @@ struct InterpClosedForm {
     int lo, first, hi_past;  // padded row indices [lo, in - 1 + hi_past]; identity from `first`
   };
   std::vector<Pad> pads;
+  // The weight of tap k of d when the form fixes it too (kXUpsample2Half), as float32: the
+  // tables' own value (the kernel checks every one); empty: weights from the tables.
+  std::function<Halide::Expr(Halide::Expr d, Halide::Expr k, bool mark)> weight;
 };
+
+// The cubic convolution kernel of cubic_kernel() at a constant, in the same double operations.
+inline double cubic_kernel_at(double t) {
+  const double A = -0.75;
+  if (t <= 1.0) return ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0;
+  if (t < 2.0) return ((A * t - 5.0 * A) * t + 8.0 * A) * t - 4.0 * A;
+  return 0.0;
+}
 
 class InterpAxisTaps {
  public:
@@ -113,9 +124,11 @@ class InterpAxisTaps {
   // nearest: the float32 scale, passed widened); `align`: align_corners; `exact`: nearest-exact;
   // `area_taps`: the longest area bin (area only). in/out: the axis' sizes.
   // `path`: when defined, the run-time choice among this axis' closed forms (interpolate_paths.h).
+  // `fixed_weights`: offer the forms whose weights are closed too (the forward along x).
   InterpAxisTaps(const std::string& name, InterpKind kind, Halide::Expr in, Halide::Expr out, Halide::Expr scale,
-                 Halide::Expr align, Halide::Expr exact, Halide::Expr area_taps, Halide::Expr path = Halide::Expr())
-      : name_(name), kind_(kind), in_(in), out_(out), path_(path) {
+                 Halide::Expr align, Halide::Expr exact, Halide::Expr area_taps, Halide::Expr path = Halide::Expr(),
+                 bool fixed_weights = false)
+      : name_(name), kind_(kind), in_(in), out_(out), path_(path), fixed_weights_(fixed_weights) {
     using namespace Halide;
     idx = Func(name + "_idx");
     w = Func(name + "_w");
@@ -186,7 +199,11 @@ class InterpAxisTaps {
       // scalar of its own, a walk over the whole table, which every read through a closed
       // form depends on (fit_term(): its value, 0, is added to the index).
       Expr t = idx(d_, k_), ok = Expr(true);
-      for (const auto& cf : closed_) ok = select(path_ == cf.path, t == cf.source(d_, k_, false), ok);
+      for (const auto& cf : closed_) {
+        Expr same = t == cf.source(d_, k_, false);
+        if (cf.weight) same = same && w(d_, k_) == cf.weight(d_, k_, false);
+        ok = select(path_ == cf.path, same, ok);
+      }
       Func fits(name + "_fits"), first_bad(name + "_first_bad");
       fits(d_, k_) = ok;
       RDom r(0, out, 0, taps, name + "_fit_r");
@@ -220,7 +237,9 @@ class InterpAxisTaps {
     if (!path_.defined()) return Expr(true);
     Expr ok = Expr(true);
     for (const auto& cf : closed_) {
-      Expr fits = cf.path == kXUpsample2 ? out_ == 2 * in_ : cf.path == kXPool2 ? in_ == 2 * out_ : in_ == 4 * out_;
+      Expr fits = cf.path == kXUpsample2 || cf.path == kXUpsample2Half ? out_ == 2 * in_
+                  : cf.path == kXPool2                                  ? in_ == 2 * out_
+                                                                        : in_ == 4 * out_;
       ok = select(path_ == cf.path, fits, ok);
     }
     return ok;
@@ -236,7 +255,7 @@ class InterpAxisTaps {
       case InterpKind::Nearest:
         // floor(d * 0.5f) = d / 2; the readers of s are 2s and 2s + 1.
         closed_.push_back({kXUpsample2, [=](Expr d, Expr, bool m) { return min(L(d / 2, m), last); },
-                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }, 2, {}, {}, {}});
+                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }, 2, {}, {}, {}, {}});
         break;
       case InterpKind::Linear:
         // src = d/2 - 1/4: i0 = floor((d-1)/2) (0 at d = 0, where src clamps to 0), i1 = i0 + 1
@@ -249,7 +268,23 @@ class InterpAxisTaps {
                              Expr i0 = max(L((d - 1) / 2, m), 0);
                              return select(k == 0, i0, min(L(i0 + 1, m), last));
                            },
-                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }, 5, {}, {}, {}});
+                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }, 5, {}, {}, {}, {}});
+        // align_corners=false, scale 1/2: src = d/2 - 1/4, so lambda is 3/4 at even d and 1/4
+        // at odd d, exactly; at d = 0 src clamps to 0: weights 1 and 0 (input 1 is still
+        // read, a zero-weight tap: inf there is NaN, as in the reference). In quarters, as
+        // integers: the simplifier folds integer selects on the lanes' parity and the loop
+        // partitioning moves d = 0 out of the steady state; float selects stay whole under
+        // strict_float.
+        if (fixed_weights_) {
+          InterpClosedForm fixed = closed_.back();
+          fixed.path = kXUpsample2Half;
+          fixed.weight = [=](Expr d, Expr k, bool m) {
+            Expr even = d % 2 == 0;
+            Expr q = select(k == 0, max(L(select(even, 1, 3), m), 4 - 4 * d), min(L(select(even, 3, 1), m), 4 * d));
+            return cast<float>(q) * 0.25f;
+          };
+          closed_.push_back(fixed);
+        }
         break;
       case InterpKind::Cubic:
         // i = floor((d-1)/2), taps i-1..i+2 clamped; the last reader of s is 2s + 4. (The
@@ -257,7 +292,22 @@ class InterpAxisTaps {
         closed_.push_back({kXUpsample2, [=](Expr d, Expr k, bool m) { return clamp(L((d - 1) / 2 - 1 + k, m), 0, last); },
                            [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }, 8,
                            [=](Expr d, int k) { return (d - 1) / 2 - 1 + k; }, [](int) { return 0; },
-                           {{-2, 0, 2}}});
+                           {{-2, 0, 2}}, {}});
+        // align_corners=false, scale 1/2: t = 3/4 at even d (including d = 0, src = -1/4),
+        // 1/4 at odd d; the clamps of the border taps leave the weights as they are.
+        if (fixed_weights_) {
+          InterpClosedForm fixed = closed_.back();
+          fixed.path = kXUpsample2Half;
+          fixed.weight = [](Expr d, Expr k, bool) {
+            auto taps = [&](double t) {
+              const double wt[4] = {cubic_kernel_at(t + 1.0), cubic_kernel_at(t), cubic_kernel_at(1.0 - t),
+                                    cubic_kernel_at(2.0 - t)};
+              return select(k == 0, float(wt[0]), k == 1, float(wt[1]), k == 2, float(wt[2]), float(wt[3]));
+            };
+            return select(d % 2 == 0, taps(0.75), taps(0.25));
+          };
+          closed_.push_back(fixed);
+        }
         break;
       case InterpKind::Area:
         // Bins [r d, r d + r): strided loads; s is read by s / r alone. Clamped like every
@@ -265,7 +315,7 @@ class InterpAxisTaps {
         // kernel's requirement (sizes_fit) names the path, not an out-of-bounds access.
         for (auto [path, r] : {std::pair<int, int>{kXPool2, 2}, {kXPool4, 4}})
           closed_.push_back({path, [=](Expr d, Expr k, bool m) { return min(L(d * r + k, m), last); },
-                             [=](Expr s, bool) { return s / r; }, 1, {}, {}, {}});
+                             [=](Expr s, bool) { return s / r; }, 1, {}, {}, {}, {}});
         break;
     }
   }
@@ -378,12 +428,24 @@ class InterpAxisTaps {
     Var d = v.axis(a), t("t");
     Func read = tap_read(name + "_read", f, v, a, t, source(d, t));
     if (kind_ == InterpKind::Area) {
+      // On an r:1 path every bin has r inputs (in = r out; the tables agree, checked): the
+      // tap count and the length are the constant r in that path's version, so the taps
+      // loop has a constant extent, its row offsets leave the vector loop, and the division
+      // is by a constant. Integer selects, which fold (float ones stay whole under
+      // strict_float). (Measured before: the table version's y pass spent ~9 scalar
+      // instructions per tap and vector on the table load, clamp and row offset.)
+      Expr n_taps = taps, n_len = len(d);
+      for (const auto& cf : closed_) {
+        const int bin = cf.path == oplab_interp::kXPool2 ? 2 : 4;
+        n_taps = select(path_ == cf.path, bin, n_taps);
+        n_len = select(path_ == cf.path, bin, n_len);
+      }
       pass.acc = Func(name + "_acc");
-      RDom r(0, taps, name + "_r");
+      RDom r(0, n_taps, name + "_r");
       pass.acc(v.x, v.y, v.z, v.p) = 0.0f;
       Expr acc = pass.acc(v.x, v.y, v.z, v.p);
-      pass.acc(v.x, v.y, v.z, v.p) = strict(acc + select(r < len(d), read(v.x, v.y, v.z, v.p, r), 0.0f));
-      pass.g(v.x, v.y, v.z, v.p) = strict(acc / cast<float>(len(d)));
+      pass.acc(v.x, v.y, v.z, v.p) = strict(acc + select(r < n_len, read(v.x, v.y, v.z, v.p, r), 0.0f));
+      pass.g(v.x, v.y, v.z, v.p) = strict(acc / cast<float>(n_len));
       return pass;
     }
     // Along x, a closed form with padded rows reads them (InterpClosedForm::raw), and so do
@@ -391,19 +453,31 @@ class InterpAxisTaps {
     // that the choice between them is of integers (a float select under strict_float would
     // stay unsimplified and load both). Along y and z a tap is one row for the whole vector,
     // and its clamp costs nothing per lane.
+    // (Every form with padded rows has the same ones: those of a path and of its fixed-weight
+    // twin.)
     const InterpClosedForm* padded = nullptr;
+    Expr on_padded = Internal::const_false();
     for (const auto& cf : closed_)
-      if (a == 0 && cf.raw) padded = &cf;
+      if (a == 0 && cf.raw) {
+        padded = &cf;
+        on_padded = on_padded || path_ == cf.path;
+      }
     if (padded) add_pads(name, f, v, *padded, pass);
+    // The weights, through a Func of their own for the reason of tap_read: on a path that
+    // fixes them, the select falls to constants in that path's version.
+    Func weight(name + "_wt");
+    Expr wt = w(d, t);
+    for (const auto& cf : closed_)
+      if (cf.weight) wt = select(path_ == cf.path, cf.weight(d, t, true), wt);
+    weight(v.x, v.y, v.z, v.p, t) = wt;
     Expr sum;
     for (int k = 0; k < interp_fixed_taps(kind_); ++k) {
       Expr value = read(v.x, v.y, v.z, v.p, k);
       if (padded) {
-        Expr on = path_ == padded->path;
-        Expr j = select(on, padded->raw(d, k) + fit_term(), source(d, k));
-        value = pass.pad(j, v.y, v.z, v.p, select(on, padded->pad_class(k), 0));
+        Expr j = select(on_padded, padded->raw(d, k) + fit_term(), source(d, k));
+        value = pass.pad(j, v.y, v.z, v.p, select(on_padded, padded->pad_class(k), 0));
       }
-      Expr term = w(d, k) * value;
+      Expr term = weight(v.x, v.y, v.z, v.p, k) * value;
       sum = k == 0 ? term : sum + term;
     }
     pass.g(v.x, v.y, v.z, v.p) = strict(sum);
@@ -507,6 +581,7 @@ class InterpAxisTaps {
   Halide::Var d_{"d"}, k_{"k"};
   Halide::Expr area_first_, area_last_;  // area: first and last index of the bin of d_
   Halide::Expr path_;                    // run-time x_path (undefined: tables only)
+  bool fixed_weights_ = false;           // offer kXUpsample2Half (constructor)
   std::vector<InterpClosedForm> closed_;  // the closed forms offered
   Halide::Func fit_, fit_walk_;          // the closed-form check (a scalar, 0) and its walk
   std::vector<Halide::Func> tables_;

@@ -21,6 +21,8 @@
 // one row for the whole vector, so a closed form saves no loads there, but it tells bounds
 // inference which rows an output row reads, so the earlier passes can be computed a few rows
 // at a time as the output streams out (a sliding window) instead of a whole plane up front.
+// Area's forward takes `y_path` for its r:1 forms: a constant bin length (measured below).
+// Along x, exact 2x with align_corners=false has fixed weights as well (kXUpsample2Half).
 //
 // Forward: nearest gathers all axes at once; the other kinds apply one axis at a time
 // (separable). Which axis first matters for speed only: a pass along x gathers (its taps
@@ -49,6 +51,27 @@
 // interleave 3 more), while nearest, 3 per 16, reaches 83-87% of memcpy. Tried and measured
 // slower: output rows in pairs (split by 2, unrolled: 0.88-0.98x; with both rows inside one
 // x loop, 0.61-0.71x).
+//
+// Fixed weights and bin lengths (later runs, kernels called directly with one path and then
+// the other on the same data, alternating with float32 cv::resize and a 2-thread memcpy of
+// the same bytes, medians of 15 on the shared machine, load average 4-8, so wide spreads):
+//   bilinear x2, align_corners=false: with the weights fixed (x_path kXUpsample2Half) the x
+//     pass is 10 instructions per 16 (3 multiplies, as 3/4 a[i] serves both output lanes, 2
+//     adds, 3 for the interleave, the store) instead of 24, with the same output bit for bit,
+//     and no faster beyond the noise: 0.84-1.07x in four runs. Not bound by instructions:
+//     at 51-66% of the memcpy it writes 4 bytes for each byte read, and nearest x2, 3 per 16
+//     on the same bytes, reaches 75-86%; what is left over nearest is the intermediate rows
+//     (written by the x pass, read twice by the y pass), not measured apart. OpenCV / ours
+//     1.44-1.94x in the same runs: short of 2x.
+//   bicubic x2: the x pass drops from 46 instructions per 16 to 19: 0.83-0.95x the time of
+//     the tables' weights in four runs; 38-63% of the memcpy, OpenCV / ours 2.7-3.4x.
+//   trilinear x2: the same x path, 0.86-1.40x in three runs (noise); 38-85% of the memcpy.
+//   area 128->32: with the tables the y pass spent about 55 instructions per 16 sums (per
+//     tap a table load, a clamp and a row offset, the tap loop of run-time length, a divide);
+//     on the r:1 path along y as well (y_path) it is 6 (4 adds from memory, a multiply by
+//     1/4, the exact reciprocal, the store) and the x pass 29 (4 stride-4 loads as permutes):
+//     0.35-0.41x the time in two runs, 75-156% of the memcpy (it reads 16 bytes per byte
+//     written), OpenCV / ours 4.9-6.3x.
 #include <algorithm>
 #include <climits>
 
@@ -262,7 +285,7 @@ class InterpolateForward : public Generator<InterpolateForward> {
   Input<bool> exact{"exact"};                                         // nearest-exact
   Input<int> taps_x{"taps_x"}, taps_y{"taps_y"}, taps_z{"taps_z"};  // longest area bin
   Input<int> x_path{"x_path"};  // interpolate_paths.h (CPU kernels; the CUDA ones use the tables)
-  Input<int> y_path{"y_path"}, z_path{"z_path"};  // the same, along y and z (linear and cubic)
+  Input<int> y_path{"y_path"}, z_path{"z_path"};  // the same, along y and z (linear, cubic; area's y)
   // The output sizes (the tap tables need them before the output is defined; the output
   // buffer is required to have exactly these extents).
   Input<int> out_x{"out_x"}, out_y{"out_y"}, out_z{"out_z"};
@@ -273,11 +296,13 @@ class InterpolateForward : public Generator<InterpolateForward> {
   std::vector<InterpPass> passes;
 
   // Closed-form paths serve the CPU: along x, where its gathers are scalar loads; along y and
-  // z, for the bounds of the sliding windows of linear and cubic (file comment). A GPU
+  // z, for the bounds of the sliding windows of linear and cubic, and along y for area's
+  // constant bin length (file comment). A GPU
   // gathers at no such cost and computes every pass whole.
   Expr path_expr(int a) {
     if (get_target().has_gpu_feature()) return Expr();
     if (a == 0) return x_path;
+    if (kind == InterpKind::Area && a == 1) return y_path;  // a constant bin length (forward_pass)
     if (kind != InterpKind::Linear && kind != InterpKind::Cubic) return Expr();
     return a == 1 ? Expr(y_path) : Expr(z_path);
   }
@@ -289,7 +314,7 @@ class InterpolateForward : public Generator<InterpolateForward> {
     const char* names[3] = {"tx", "ty", "tz"};
     for (int a = 0; a < dims; ++a)
       axes.emplace_back(names[a], kind, input.dim(a).extent(), outs[a], scales[a], align_corners, exact, taps[a],
-                        path_expr(a));
+                        path_expr(a), a == 0);
 
     Func in_f("in_f");
     in_f(v.x, v.y, v.z, v.p) = input(v.x, v.y, v.z, v.p);

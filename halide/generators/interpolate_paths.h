@@ -1,7 +1,8 @@
 #pragma once
-// The x-axis paths of the interpolate CPU kernels, chosen by the glue (the `x_path` input)
-// and checked by the kernels against their own tap tables (a wrong choice is an error, never
-// a wrong result). Shared by generators/interpolate_generator.cpp and glue/interpolate.cpp;
+// The closed-form paths of the interpolate CPU kernels, chosen by the glue per axis (the
+// `x_path` input; area's forward also takes kXPool2/kXPool4 along y through `y_path`) and
+// checked by the kernels against their own tap tables (a wrong choice is an error, never a
+// wrong result). Shared by generators/interpolate_generator.cpp and glue/interpolate.cpp;
 // deliberately free of Halide headers.
 namespace oplab_interp {
 
@@ -10,6 +11,11 @@ enum XPath : int {
   kXUpsample2 = 1,  // nearest/linear/cubic, out = 2 in, taps in closed form (the glue checks they fit)
   kXPool2 = 2,      // area, in = 2 out: bins [2d, 2d+2)
   kXPool4 = 3,      // area, in = 4 out: bins [4d, 4d+4)
+  // linear/cubic forward along x, out = 2 in, align_corners=false with a kernel scale of
+  // exactly 1/2: the taps of kXUpsample2 and fixed weights too (linear 1/4, 3/4; cubic
+  // W(7/4), W(3/4), W(1/4), W(5/4) and the mirror), so the x pass loads no weights
+  // (the kernels check them against the tables)
+  kXUpsample2Half = 4,
 };
 
 }  // namespace oplab_interp

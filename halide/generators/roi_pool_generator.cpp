@@ -156,11 +156,18 @@ class RoiPoolForward : public Generator<RoiPoolForward> {
       // once, and a bin's pixel is one dense vector of the block's 16 channels. The results of
       // every step (res, the block's 3 MB at the standard shape) are then written out in roi
       // order (roi_sampling.h's schedule_roi_forward says why).
-      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(cl, pw, ph, k, cb).parallel(cb).vectorize(cl);
+      //
+      // res is stored with its bins innermost, as the output is: a step's 16 lanes go to res
+      // as strided stores into a block that is still in cache, and the output is then written
+      // a row of bins at a time (8-wide, masked past pooled_w) instead of 16 scalar stores per
+      // bin into lines 196 bytes apart. Same results; 1.15-1.18x the CPU time of the
+      // channels-innermost res in an A/B at the standard shape (9 alternating runs).
+      output.split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(pw, ph, cl, k, cb).parallel(cb);
+      output.vectorize(pw, 8, TailStrategy::GuardWithIf);
       ord.schedule_cpu();
       m.schedule_bounds_cpu();
       schedule_blocked_copy(m.blk, LoopLevel(output, cb), input.dim(0).extent());
-      res.compute_at(output, cb).vectorize(cl);
+      res.compute_at(output, cb).reorder_storage(pw, ph, cl, cb, k).vectorize(cl);
       m.best.compute_at(res, k).vectorize(cl);
       m.best.update().reorder(cl, m.r.x, m.r.y, pw, ph).vectorize(cl);
     }

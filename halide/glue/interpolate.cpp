@@ -15,6 +15,7 @@
 
 #include "core/params.h"
 #include "halide/generators/interpolate_paths.h"
+#include "halide/glue/interpolate_plan.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
 #include "interp_area1_bwd_cpu.h"
@@ -223,15 +224,17 @@ bool upsample2_fits(Kind kind, const InterpAxis& a, bool align_corners) {
 }
 
 // An axis' closed-form path when its taps have one (interpolate_paths.h); the kernels
-// verify the choice against their tables.
-int choose_path(Kind kind, const InterpAxis& a, bool align_corners) {
+// verify the choice against their tables. `x`: the kernels' x axis (W), the only one with
+// fixed-weight forms (along y and z a weight is one scalar per row).
+int choose_path(Kind kind, const InterpAxis& a, bool align_corners, bool x) {
   using namespace oplab_interp;
   switch (kind) {
     case Kind::Nearest:
       return interp_nearest_scale(a) == 0.5f && a.out == 2 * a.in ? kXUpsample2 : kXTables;
     case Kind::Linear:
     case Kind::Cubic:
-      return upsample2_fits(kind, a, align_corners) ? kXUpsample2 : kXTables;
+      if (!upsample2_fits(kind, a, align_corners)) return kXTables;
+      return x && !align_corners && interp_area_scale(a, false) == 0.5 ? kXUpsample2Half : kXUpsample2;
     case Kind::Area:
       return a.in == 2 * a.out ? kXPool2 : a.in == 4 * a.out ? kXPool4 : kXTables;
   }
@@ -254,7 +257,7 @@ Call plan(const InterpParams& p) {
     if (kind == Kind::Linear || kind == Kind::Cubic) c.scale[size_t(a)] = interp_area_scale(ax, p.align_corners);
     if (kind == Kind::Area) c.taps[size_t(a)] = area_taps(ax);
     c.reach[size_t(a)] = reach(kind, c.exact, ax, p.align_corners);
-    c.path[size_t(a)] = choose_path(kind, ax, p.align_corners);
+    c.path[size_t(a)] = choose_path(kind, ax, p.align_corners, a == 0);
   }
   return c;
 }
@@ -297,19 +300,27 @@ struct Prepared {
   // The kernel calls. Results stay where the kernel wrote them (on the GPU for CUDA) until
   // fetch(); inputs are copied to the GPU by the first call only.
   void forward() {
-    run(pick_kernel(device, k.k->fwd_cpu, k.k->fwd_cuda, k.k->fwd_opencl), in_b, k.taps, k.out, out_b, "forward");
+    run(pick_kernel(device, k.k->fwd_cpu, k.k->fwd_cuda, k.k->fwd_opencl), in_b, k.taps, k.path, k.out, out_b,
+        "forward");
   }
   void backward() {
-    run(pick_kernel(device, k.k->bwd_cpu, k.k->bwd_cuda, k.k->bwd_opencl), go_b, k.reach, k.in, gi_b, "backward");
+    // The backward has no fixed-weight forms (its weights come from the inverse tables): the
+    // same taps are its kXUpsample2.
+    std::array<int, 3> path = k.path;
+    for (int& p : path)
+      if (p == oplab_interp::kXUpsample2Half) p = oplab_interp::kXUpsample2;
+    run(pick_kernel(device, k.k->bwd_cpu, k.k->bwd_cuda, k.k->bwd_opencl), go_b, k.reach, path, k.in, gi_b,
+        "backward");
   }
   // Both directions take (from, scales, align_corners, exact, a per-axis bound, paths, the sizes
   // of `to`, to): the bound is the forward's longest area bin and the backward's reach.
   void run(ForwardFn fn, Halide::Runtime::Buffer<float>& from, const std::array<int, 3>& bound,
-           const std::array<int, 3>& sizes, Halide::Runtime::Buffer<float>& to, const char* direction) {
+           const std::array<int, 3>& path, const std::array<int, 3>& sizes, Halide::Runtime::Buffer<float>& to,
+           const char* direction) {
     if (k.planes == 0) return;
     CallContext ctx;
-    check(fn(&ctx, from, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, bound[0], bound[1], bound[2], k.path[0],
-             k.path[1], k.path[2], sizes[0], sizes[1], sizes[2], to),
+    check(fn(&ctx, from, k.scale[0], k.scale[1], k.scale[2], k.align, k.exact, bound[0], bound[1], bound[2], path[0],
+             path[1], path[2], sizes[0], sizes[1], sizes[2], to),
           ctx, std::string("interpolate ") + direction);
   }
   // Waits for the GPU (timing) without copying anything back.
@@ -355,5 +366,7 @@ std::optional<std::string> unsupported(const Case&) { return std::nullopt; }
 const HalideOpRegistrar registrar({"interpolate", run_interpolate, unsupported, prepare});
 
 }  // namespace
+
+std::array<int, 3> interpolate_forward_paths(const InterpParams& p) { return plan(p).path; }
 
 }  // namespace oplab::halide_glue
