@@ -1,7 +1,8 @@
 // `oplab fuzz`: a property-based fuzz campaign (fuzz/campaign.h) over ops x backends.
 //   oplab fuzz --op OP|all --backend B|all [--against ref] (--time S | --cases N) [--seed S]
 //              [--shard K/N] [--out DIR] [--keep-going] [--property P]... [--timeout S]
-//              [--shrink-time S] [--isolation worker|fork|none] [--no-fork] [--progress-every S]
+//              [--shrink-time S] [--isolation worker|fork|none] [--no-fork] [--no-batch]
+//              [--progress-every S]
 // Exit: 0 no failure that counts, 1 failures (each shrunk and saved under DIR/failures) or
 // findings (boundary flips over budget); under `--backend all` only those of implementations
 // count, cli/builtin_backends.h), 2 bad command line (one line on stderr), 130 interrupted
@@ -26,7 +27,7 @@ struct Args {
   std::vector<std::string> ops, backends, properties;
   std::string against = "ref", time, cases, out = "out/fuzz";
   EngineArgs engine;
-  bool keep_going = false, no_fork = false;
+  bool keep_going = false, no_fork = false, no_batch = false;
 };
 
 int usage_error(const std::string& line) {
@@ -44,6 +45,7 @@ int run(const Args& a, const std::vector<std::string>& extras) {
   o.properties = a.properties;
   o.out = a.out;
   o.keep_going = a.keep_going;
+  o.batch = !a.no_batch;
   o.live_progress = ::isatty(STDOUT_FILENO);
   if (a.backends.empty()) return usage_error("fuzz: --backend is required (a name from `oplab backends`, or all)");
   if (a.time.empty() && a.cases.empty()) return usage_error("fuzz: give --time S or --cases N");
@@ -76,6 +78,8 @@ static void add_fuzz(CLI::App& app) {
   sub->add_option("--out,-o", a->out, "output folder (default out/fuzz)");
   sub->add_flag("--keep-going,-k", a->keep_going, "continue after a failure");
   sub->add_flag("--no-fork", a->no_fork, "same as --isolation none");
+  sub->add_flag("--no-batch", a->no_batch,
+                "send each evaluation to its worker alone, not a case's in one batch (same verdicts; to measure)");
   add_engine_options(sub, a->engine);  // --seed --shard --timeout --shrink-time (default 30) --progress-every
   auto ext = std::make_shared<ExternalArgs>();
   add_external_options(sub, *ext);

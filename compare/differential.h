@@ -13,6 +13,10 @@ namespace oplab::compare {
 
 // |e - r| <= rtol * (|r| + floor_scale * max|r| of the tensor). The floor makes elements that
 // cancel to near zero (sums of terms of either sign) compare against the tensor's magnitude.
+// compare_on_case also passes an element within its double rounding bound (SPEC §9's B_i with
+// u = 2^-53, compare/float_compare.h): where the whole tensor cancels (an area bin of
+// [-0.5, 0.75, -0.25] is 0 summed first, 2^-56 as Σ x_k fl(1/3)) max|r| is itself noise, and
+// only the terms' Σ |w_k x_k| says what rounding may do.
 struct Tolerance {
   double rtol = 1e-10;
   double floor_scale = 1.0;

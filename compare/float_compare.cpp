@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -116,22 +117,30 @@ struct Sides {
   Result want, got, mag;
 };
 
+// The A of every bound: the reference (through `eval`) on the magnitude case(s).
+Result magnitude_result(Backend& ref, const Case& c, const std::function<Result(Backend&, const Case&)>& eval) {
+  Result mag = eval(ref, magnitude_case(c));
+  // Weights of either sign: the op states the sum of |terms| itself (OpCompare::magnitude).
+  if (auto exact = op_compare(c.op).magnitude) exact(c, mag);
+  const char* coord = coordinate_grads(c);
+  if (coord && mag.grads.count(coord)) {
+    // Coordinate gradients: the largest of the three magnitude estimates (each a lower
+    // estimate of the sum of |terms|; the alternating ones are exact for a single sample).
+    Tensor& a = mag.grads.at(coord);
+    for (int alt : {1, 2}) {
+      const Result r = eval(ref, magnitude_case(c, alt));
+      const Tensor& b = r.grads.at(coord);
+      for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = std::max(std::fabs(a.data[i]), std::fabs(b.data[i]));
+    }
+  }
+  return mag;
+}
+
 bool evaluate_sides(Backend& ref, Backend& backend, const Case& c, Sides& s, FloatOutcome& o,
                     const std::function<Result(Backend&, const Case&)>& eval_backend) {
   try {
     s.want = evaluate(ref, c);
-    s.mag = evaluate(ref, magnitude_case(c));
-    const char* coord = coordinate_grads(c);
-    if (coord && s.mag.grads.count(coord)) {
-      // Coordinate gradients: the largest of the three magnitude estimates (each a lower
-      // estimate of the sum of |terms|; the alternating ones are exact for a single sample).
-      Tensor& a = s.mag.grads.at(coord);
-      for (int alt : {1, 2}) {
-        const Result r = evaluate(ref, magnitude_case(c, alt));
-        const Tensor& b = r.grads.at(coord);
-        for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = std::max(std::fabs(a.data[i]), std::fabs(b.data[i]));
-      }
-    }
+    s.mag = magnitude_result(ref, c, [](Backend& b, const Case& x) { return evaluate(b, x); });
   } catch (const std::exception& e) {
     o.verdict = Verdict::Error;
     o.detail = std::string("ref: ") + e.what();
@@ -371,6 +380,22 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
     o.detail = os.str();
   }
   return o;
+}
+
+std::map<std::string, Tensor> element_bounds(Backend& ref, const Case& c, const Result& want, double u, double multiple,
+                                             const std::function<Result(Backend&, const Case&)>& eval) {
+  const Result mag = magnitude_result(ref, c, eval);
+  const double n_fwd = op_compare(c.op).forward_terms(c), C = coordinate_scale(c);
+  std::map<std::string, Tensor> bounds;
+  for (const auto& [key, w] : all_tensors(want).list) {
+    const Tensor* a = find(mag, key);
+    if (!a || a->shape != w->shape) continue;
+    const TensorBound tb = tensor_bound(c, key, *w, *a, n_fwd, C, multiple, u);
+    Tensor b(w->shape);
+    for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = tb.at(a->data[i]);
+    bounds.emplace(key, std::move(b));
+  }
+  return bounds;
 }
 
 }  // namespace oplab::compare

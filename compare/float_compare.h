@@ -6,7 +6,8 @@
 //   A     : the reference evaluated on the magnitude case (feature maps, weights, mask and
 //           grad_output replaced by their absolute values; coordinates unchanged), i.e. the sum
 //           of |w_k x_k| over the terms of the element (every op's sampling weights are >= 0,
-//           except bicubic, where A is a lower estimate).
+//           except bicubic's: interpolate and grid_sample state the sum of |w_k x_k| itself,
+//           OpCompare::magnitude, for the output, grad_input and grid_sample's grad_grid).
 //   kappa : u * (n + 2 C), u = 2^-24: n terms accumulate rounding (gamma_n), and the float
 //           sampling coordinate, of magnitude up to C pixels, is off by up to u*C, which moves
 //           a bilinear value by at most 2 * u * C * A.
@@ -27,6 +28,7 @@
 // reported, never as passes, and each op x backend has a budget of them (compare/flip_rule.h).
 #include <array>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,13 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
 // reference's evaluations stay in this process.
 FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple,
                                    const std::function<Result(Backend&, const Case&)>& eval_backend);
+
+// The bound B_i above, `multiple` x u (n + 2 C) (A_i + 1e-3 max A), of every element of `want`
+// (the reference's result on c), keyed "outputs.NAME" / "grads.NAME"; A from `ref` on the
+// magnitude case(s), evaluated through `eval`. With u = 2^-53 it is the rounding a double
+// backend may show (the double comparison's rule for terms that cancel, compare/differential.h).
+std::map<std::string, Tensor> element_bounds(Backend& ref, const Case& c, const Result& want, double u, double multiple,
+                                             const std::function<Result(Backend&, const Case&)>& eval);
 
 // The case as a float32 kernel sees it: every input rounded to float32, then what the op's
 // kernels round beyond their inputs (OpCompare::kernel_rounding: deform_conv2d's sampling

@@ -73,6 +73,11 @@ struct OpCompare {
   // feature map that is not "input" [.., H, W]: flips the sign of every other row (alternate 1)
   // or column (2) of that map in the magnitude case (compare/float_compare.cpp says why).
   void (*alternate_signs)(Case&, int alternate) = nullptr;
+  // Optional, for an op whose sampling weights take either sign (bicubic's outer taps): the
+  // reference on the magnitude case keeps the signed weights, so its Σ w_k |x_k| can cancel
+  // far below the Σ |w_k x_k| that float32 rounds. Replaces, in `mag` (the reference's result
+  // on the magnitude case), each tensor it can state exactly by that sum.
+  void (*magnitude)(const Case&, Result& mag) = nullptr;
 };
 using OpCompareRegistrar = OpTraits<OpCompare>::Registrar;
 inline const OpCompare& op_compare(const std::string& op) { return OpTraits<OpCompare>::of(op); }

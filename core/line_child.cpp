@@ -185,9 +185,17 @@ void LineChild::start() {
 }
 
 std::string LineChild::request(const std::string& line, double timeout_s) {
+  send(line);
+  return receive(timeout_s);
+}
+
+void LineChild::send(const std::string& line) {
   start();
   if (!(o_.framed ? write_frame(to_, line) : write_all(line.data(), line.size()) && write_all("\n", 1)))
     died("stopped reading its input");
+}
+
+std::string LineChild::receive(double timeout_s) {
   std::string reply;
   const int r = read_message(reply, timeout_s);
   if (r == 0) died("closed its output");

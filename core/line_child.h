@@ -69,6 +69,11 @@ class LineChild {
   // ChildError(Died) says how it ended (last_status() holds its wait status); past the timeout
   // it is killed and ChildError(Hung) is thrown. Starts the child first when needed.
   std::string request(const std::string& line, double timeout_s);
+  // request() in two halves, so that several children can work at once: send() writes the
+  // message (ChildError(Died) when the child stopped reading), receive() waits for the answer
+  // as request() does.
+  void send(const std::string& line);
+  std::string receive(double timeout_s);
   int last_status() const { return last_status_; }
   // Closes the child's stdin (a well-behaved child then ends), waits up to `grace_s`, then kills.
   void stop(double grace_s = 5.0);

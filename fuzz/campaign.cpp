@@ -1,6 +1,7 @@
 #include "fuzz/campaign.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "fuzz/generators.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/progress.h"
+#include "fuzz/prefetch.h"
 #include "fuzz/properties.h"
 #include "fuzz/shrink.h"
 
@@ -177,35 +179,47 @@ class Runner {
     ++per_op_[op];
     // The oracle's answers on this case, asked once for all subjects (fuzz/properties.h).
     SharedAnswers oracle_answers[2] = {SharedAnswers(*plan_.against), SharedAnswers(*plan_.against)};
-    for (Backend* b : plan_.subjects) {
-      std::optional<CheckContext> ctx[2];
+    // Draws the valid (k = 0) or invalid (k = 1) case; false on a generator error, logged when
+    // `log` (the property loop logs it; the prefetch below leaves it to the loop).
+    auto draw = [&](int k, bool log) {
+      const auto t = clock_type::now();
+      struct AddTime {  // on every way out, the return on a generator error included
+        double& to;
+        clock_type::time_point from;
+        ~AddTime() { to += since(from); }
+      } add_time{draw_s_, t};
+      try {
+        if (predrawn_.op == op && predrawn_.index == index && predrawn_.cases[k]) {
+          drawn[k] = std::move(*predrawn_.cases[k]);  // drawn while the workers evaluated the case before
+          predrawn_.cases[k].reset();
+        } else {
+          drawn[k] = draw_case(generator(op, k == 1), seed, size);
+        }
+      } catch (const std::exception& e) {
+        if (log) log_.event({{"event", "generator-error"}, {"op", op}, {"case_index", index}, {"error", e.what()}});
+        return false;
+      }
+      if (k == 0) {
+        try {
+          (void)op_desc(op).parse(*drawn[0]);
+        } catch (const OverResourceLimit& e) {
+          over_policy = std::string("over the resource policy: ") + e.what();
+          log_.event({{"event", "over-resource-policy"}, {"op", op}, {"case_index", index}, {"error", e.what()}});
+        } catch (const std::exception&) {
+          // any other refusal is the properties' to judge (a generator bug is a finding)
+        }
+      }
+      return true;
+    };
+    std::vector<std::array<std::optional<CheckContext>, 2>> contexts(plan_.subjects.size());
+    prefetch_case(op, index, contexts, oracle_answers, drawn, over_policy, draw);
+    for (size_t si = 0; si < plan_.subjects.size(); ++si) {
+      Backend* b = plan_.subjects[si];
+      std::array<std::optional<CheckContext>, 2>& ctx = contexts[si];
       for (const Property* p : plan_.properties) {
         if (!p->applies(op)) continue;
         const int k = p->invalid_cases ? 1 : 0;
-        if (!drawn[k]) {
-          const auto t = clock_type::now();
-          struct AddTime {  // on every way out, the return on a generator error included
-            double& to;
-            clock_type::time_point from;
-            ~AddTime() { to += since(from); }
-          } add_time{draw_s_, t};
-          try {
-            drawn[k] = draw_case(generator(op, k == 1), seed, size);
-          } catch (const std::exception& e) {
-            log_.event({{"event", "generator-error"}, {"op", op}, {"case_index", index}, {"error", e.what()}});
-            return;
-          }
-          if (k == 0) {
-            try {
-              (void)op_desc(op).parse(*drawn[0]);
-            } catch (const OverResourceLimit& e) {
-              over_policy = std::string("over the resource policy: ") + e.what();
-              log_.event({{"event", "over-resource-policy"}, {"op", op}, {"case_index", index}, {"error", e.what()}});
-            } catch (const std::exception&) {
-              // any other refusal is the properties' to judge (a generator bug is a finding)
-            }
-          }
-        }
+        if (!drawn[k] && !draw(k, true)) return;
         if (k == 0 && over_policy) {
           tally(*b, op, *p, CheckResult::skip(*over_policy), 0);
           continue;
@@ -226,6 +240,74 @@ class Runner {
       }
       progress_.update(snapshot());
       periodic();
+    }
+  }
+
+  // Every evaluation the properties will ask of this case, on every subject, sent ahead: one
+  // batch per backend's worker, all sent before any answer is awaited (fuzz/prefetch.h). The
+  // checks then find the answers kept, and judge exactly as if they had asked them one by one.
+  template <class Draw>
+  void prefetch_case(const std::string& op, uint64_t index,
+                     std::vector<std::array<std::optional<CheckContext>, 2>>& contexts,
+                     SharedAnswers (&oracle_answers)[2], std::optional<Case> (&drawn)[2],
+                     const std::optional<std::string>& over_policy, Draw& draw) {
+    if (!opt_.batch || opt_.isolation.mode == IsolationMode::None) return;
+    const auto t = clock_type::now();
+    const double drawing_before = draw_s_;  // drawing is a phase of its own
+    std::vector<std::pair<CheckContext*, Ask>> asks;
+    [&] {
+      for (size_t si = 0; si < plan_.subjects.size(); ++si) {
+        for (const Property* p : plan_.properties) {
+          if (!p->applies(op)) continue;
+          const int k = p->invalid_cases ? 1 : 0;
+          // A generator error: the property loop meets it (and logs it) in its own order.
+          if (!drawn[k] && !draw(k, false)) return;
+          if (k == 0 && over_policy) continue;
+          auto& ctx = contexts[si][k];
+          if (!ctx) ctx.emplace(*drawn[k], *plan_.subjects[si], *plan_.against, opt_.isolation, &oracle_answers[k]);
+          collect_asks(*p, *ctx, asks);
+        }
+      }
+    }();
+    prefetch(asks, [&] {
+      const auto t_draw = clock_type::now();
+      predraw_after(op, index);
+      draw_s_ += since(t_draw);
+    });
+    judge_s_ += since(t) - (draw_s_ - drawing_before);
+  }
+
+  // The case the loop starts after (op, index), if there is one: the next op of the same index,
+  // or the first op of the next index this shard owns.
+  std::optional<std::pair<std::string, uint64_t>> next_case(const std::string& op, uint64_t index) const {
+    const auto it = std::find(plan_.ops.begin(), plan_.ops.end(), op);
+    if (it == plan_.ops.end()) return std::nullopt;
+    if (it + 1 != plan_.ops.end()) return std::make_pair(*(it + 1), index);
+    uint64_t next = index + 1;
+    while (!opt_.shard.owns(next)) ++next;
+    if (opt_.cases && int64_t(next) >= *opt_.cases) return std::nullopt;
+    return std::make_pair(plan_.ops.front(), next);
+  }
+
+  // Draws the next case ahead (the draws depend on (seed, op, index) alone, so a case drawn
+  // early is the case drawn on time). A generator error is left for the case's own turn, which
+  // logs it; nothing here may throw.
+  void predraw_after(const std::string& op, uint64_t index) {
+    const auto next = next_case(op, index);
+    predrawn_ = Predrawn{};
+    if (!next) return;
+    predrawn_.op = next->first;
+    predrawn_.index = next->second;
+    const uint64_t seed = case_seed(opt_.seed, next->first, next->second);
+    const int size = case_size(seed);
+    for (int k : {0, 1}) {
+      bool needed = false;
+      for (const Property* p : plan_.properties) needed |= p->applies(next->first) && p->invalid_cases == (k == 1);
+      if (!needed) continue;
+      try {
+        predrawn_.cases[k] = draw_case(generator(next->first, k == 1), seed, size);
+      } catch (...) {
+      }
     }
   }
 
@@ -431,6 +513,7 @@ class Runner {
               {"shard", opt_.shard.str()},
               {"keep_going", opt_.keep_going},
               {"isolation", isolation_mode_name(opt_.isolation.mode)},
+              {"batch", opt_.batch},
               {"timeout_s", opt_.isolation.timeout_s},
               {"shrink_time_s", opt_.shrink_time_s}};
     json roles = json::object();  // so that a report can tell caught seeded bugs from findings
@@ -498,6 +581,12 @@ class Runner {
   // writes among them), writing the summary (all writes).
   double shrink_s_ = 0, judge_s_ = 0, draw_s_ = 0, record_s_ = 0, write_s_ = 0;
   std::optional<clock_type::time_point> shrink_started_;
+  // The next case, drawn while the workers evaluated the one before it (predraw_after).
+  struct Predrawn {
+    std::string op;
+    uint64_t index = 0;
+    std::optional<Case> cases[2];
+  } predrawn_;
 };
 
 }  // namespace

@@ -31,6 +31,10 @@ struct CampaignOptions {
   std::string out = "out/fuzz";
   bool keep_going = false;              // false: stop after the first failure (shrunk and saved)
   Isolation isolation;
+  // true: the evaluations a case's properties will ask are sent to each backend's worker in one
+  // batch (fuzz/prefetch.h); false: one round trip each, as they are asked. The verdicts are
+  // the same either way; false is there to measure what batching buys.
+  bool batch = true;
   double shrink_time_s = 30;            // per failure; 0: no shrinking (the case as drawn is saved)
   std::string mode = "fuzz";            // "campaign" for `oplab campaign`: readers tell the two apart
   bool oracle_excluded = false;         // under backends {"all"}: the oracle is no subject of its own

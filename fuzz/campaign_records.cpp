@@ -15,8 +15,8 @@ void CampaignRecord::add(const CheckResult& r, double secs) {
   if (r.forward_only) ++forward_only;
   if (r.verdict == Verdict::NamedDivergence) ++divergences[r.detail];
   if (r.verdict == Verdict::Agree) worst_agreeing = std::max(worst_agreeing, r.worst);
-  if (r.accuracy.is_object()) {
-    accuracy.merge(compare::AccuracyStats::from_json(r.accuracy));
+  if (r.accuracy) {
+    accuracy.merge(*r.accuracy);
     has_accuracy = true;
   }
 }

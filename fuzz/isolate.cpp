@@ -98,9 +98,14 @@ std::optional<IsolationMode> isolation_mode_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+bool uses_worker(const Backend& b, const Isolation& iso) {
+  if (iso.mode == IsolationMode::None || b.out_of_process()) return false;
+  return iso.mode == IsolationMode::Worker || b.slow_start();
+}
+
 Result isolated_evaluate(Backend& b, const Case& c, const Isolation& iso) {
   if (iso.mode == IsolationMode::None || b.out_of_process()) return evaluate(b, c);
-  if (iso.mode == IsolationMode::Worker || b.slow_start()) return worker_evaluate(b, c, iso.timeout_s);
+  if (uses_worker(b, iso)) return worker_evaluate(b, c, iso.timeout_s);
   return wire::decode(run_forked([&] { return evaluate_to_bytes(b, c); }, iso.timeout_s, b.name() + ": " + c.op));
 }
 

@@ -42,6 +42,9 @@ struct Isolation {
 // Unsupported, ...), KernelCrash, or Interrupted when a stop was requested meanwhile.
 Result isolated_evaluate(Backend& b, const Case& c, const Isolation& iso);
 
+// Whether isolated_evaluate sends `b`'s cases to its worker (fuzz/worker.h).
+bool uses_worker(const Backend& b, const Isolation& iso);
+
 // Slow-start backends (Backend::slow_start()) are evaluated in their worker even under
 // PerCase: a fresh child would pay their start (an OpenCL platform's) on every case.
 

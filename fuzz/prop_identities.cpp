@@ -21,12 +21,52 @@ bool is_dcn(const std::string& op) { return op == "deform_conv2d"; }
 bool is_drp(const std::string& op) { return op == "deform_roi_pool"; }
 bool is_interp(const std::string& op) { return op == "interpolate"; }
 
-CheckResult zero_offset_conv(CheckContext& ctx) {
-  const Case& c = ctx.the_case();
-  if (!all_finite(c)) return CheckResult::skip("non-finite values (0 * Inf at zero-weight corners is NaN here only)");
+// The case each identity sends the backend (besides its own case, for roi_align).
+Case zero_offsets(const Case& c) {
   Case z = c;
   z.inputs["offset"] = Tensor(c.in("offset").shape, 0.0);
   if (z.has("mask")) z.inputs["mask"] = Tensor(c.in("mask").shape, 1.0);
+  return z;
+}
+
+Case zero_roi_offset(const Case& c) {
+  Case z = c;
+  if (z.has("offset")) z.inputs["offset"] = Tensor(c.in("offset").shape, 0.0);
+  return z;
+}
+
+Case aligned_roi_align(const Case& c) {
+  const DeformRoiPoolParams p = parse_deform_roi_pool(c);
+  Case ra;
+  ra.op = "roi_align";
+  ra.params = {{"output_size", {p.PH, p.PW}}, {"spatial_scale", p.spatial_scale}, {"sampling_ratio", p.sampling_ratio},
+               {"aligned", true}, {"pool_mode", "avg"}};
+  ra.inputs["input"] = c.in("input");
+  ra.inputs["rois"] = c.in("rois");
+  ra.grad_output = c.grad_output;
+  return ra;
+}
+
+Case same_size_case(const Case& c) {
+  const InterpParams p = parse_interpolate(c);
+  const Tensor& x = c.in("input");
+  Case z;
+  z.op = "interpolate";
+  json size = json::array();
+  for (const InterpAxis& a : p.axes) size.push_back(a.in);
+  z.params = {{"mode", interp_mode_name(p.mode)}, {"size", size}};
+  const bool linear = p.mode == InterpMode::Linear || p.mode == InterpMode::Bilinear || p.mode == InterpMode::Bicubic ||
+                      p.mode == InterpMode::Trilinear;
+  if (linear) z.params["align_corners"] = true;
+  z.inputs["input"] = x;
+  z.grad_output = other_tensor(x.shape, 3);
+  return z;
+}
+
+CheckResult zero_offset_conv(CheckContext& ctx) {
+  const Case& c = ctx.the_case();
+  if (!all_finite(c)) return CheckResult::skip("non-finite values (0 * Inf at zero-weight corners is NaN here only)");
+  const Case z = zero_offsets(c);
   const DeformConvParams p = parse_deform_conv2d(z);
   Conv2dGeometry g;
   g.sh = p.sh, g.sw = p.sw, g.ph = p.ph, g.pw = p.pw, g.dh = p.dh, g.dw = p.dw, g.groups = p.G, g.Ho = p.Ho, g.Wo = p.Wo;
@@ -51,16 +91,8 @@ CheckResult zero_offset_conv(CheckContext& ctx) {
 
 CheckResult zero_offset_roialign(CheckContext& ctx) {
   const Case& c = ctx.the_case();
-  const DeformRoiPoolParams p = parse_deform_roi_pool(c);
-  Case z = c;
-  if (z.has("offset")) z.inputs["offset"] = Tensor(c.in("offset").shape, 0.0);
-  Case ra;
-  ra.op = "roi_align";
-  ra.params = {{"output_size", {p.PH, p.PW}}, {"spatial_scale", p.spatial_scale}, {"sampling_ratio", p.sampling_ratio},
-               {"aligned", true}, {"pool_mode", "avg"}};
-  ra.inputs["input"] = c.in("input");
-  ra.inputs["rois"] = c.in("rois");
-  ra.grad_output = c.grad_output;
+  const Case ra = aligned_roi_align(c);
+  const Case z = zero_roi_offset(c);
 
   Backend& b = ctx.subject();
   const Tolerance tol = tolerance_for(b);
@@ -79,18 +111,8 @@ CheckResult zero_offset_roialign(CheckContext& ctx) {
 
 CheckResult same_size_identity(CheckContext& ctx) {
   const Case& c = ctx.the_case();
-  const InterpParams p = parse_interpolate(c);
   const Tensor& x = c.in("input");
-  Case z;
-  z.op = "interpolate";
-  json size = json::array();
-  for (const InterpAxis& a : p.axes) size.push_back(a.in);
-  z.params = {{"mode", interp_mode_name(p.mode)}, {"size", size}};
-  const bool linear = p.mode == InterpMode::Linear || p.mode == InterpMode::Bilinear || p.mode == InterpMode::Bicubic ||
-                      p.mode == InterpMode::Trilinear;
-  if (linear) z.params["align_corners"] = true;
-  z.inputs["input"] = x;
-  z.grad_output = other_tensor(x.shape, 3);
+  const Case z = same_size_case(c);
 
   Backend& b = ctx.subject();
   const Tolerance tol = tolerance_for(b);
@@ -103,21 +125,40 @@ CheckResult same_size_identity(CheckContext& ctx) {
   return verdict;
 }
 
+void zero_offset_conv_asks(CheckContext& ctx, std::vector<Ask>& out) {
+  if (all_finite(ctx.the_case())) out.push_back({&ctx.subject(), zero_offsets(ctx.the_case())});
+}
+
+void zero_offset_roialign_asks(CheckContext& ctx, std::vector<Ask>& out) {
+  out.push_back({&ctx.subject(), zero_roi_offset(ctx.the_case())});
+  out.push_back({&ctx.subject(), aligned_roi_align(ctx.the_case())});
+}
+
+void same_size_identity_asks(CheckContext& ctx, std::vector<Ask>& out) {
+  out.push_back({&ctx.subject(), same_size_case(ctx.the_case())});
+}
+
 }  // namespace
 
 Property dcn_zero_offset_conv_property() {
-  return {"dcn-zero-offset-conv", "deform_conv2d with zero offsets and mask 1 equals a plain convolution", false, is_dcn,
-          zero_offset_conv};
+  Property p{"dcn-zero-offset-conv", "deform_conv2d with zero offsets and mask 1 equals a plain convolution", false,
+             is_dcn, zero_offset_conv};
+  p.asks = zero_offset_conv_asks;
+  return p;
 }
 
 Property drp_zero_offset_roialign_property() {
-  return {"drp-zero-offset-roialign", "deform_roi_pool with zero offset equals aligned roi_align", false, is_drp,
-          zero_offset_roialign};
+  Property p{"drp-zero-offset-roialign", "deform_roi_pool with zero offset equals aligned roi_align", false, is_drp,
+             zero_offset_roialign};
+  p.asks = zero_offset_roialign_asks;
+  return p;
 }
 
 Property interp_same_size_identity_property() {
-  return {"interp-same-size-identity", "interpolate to the same size (align_corners=True) is the identity", false,
-          is_interp, same_size_identity};
+  Property p{"interp-same-size-identity", "interpolate to the same size (align_corners=True) is the identity", false,
+             is_interp, same_size_identity};
+  p.asks = same_size_identity_asks;
+  return p;
 }
 
 }  // namespace oplab::fuzz

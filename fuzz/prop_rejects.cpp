@@ -48,10 +48,17 @@ CheckResult check(CheckContext& ctx) {
   return r;
 }
 
+void asks(CheckContext& ctx, std::vector<Ask>& out) {
+  out.push_back({&ctx.against(), ctx.the_case()});
+  if (&ctx.subject() != &ctx.against()) out.push_back({&ctx.subject(), ctx.the_case()});
+}
+
 }  // namespace
 
 Property rejects_property() {
-  return {"rejects", "an invalid case is refused with the same one-line error by every backend", true, any_op, check};
+  Property p{"rejects", "an invalid case is refused with the same one-line error by every backend", true, any_op, check};
+  p.asks = asks;
+  return p;
 }
 
 }  // namespace oplab::fuzz

@@ -51,7 +51,7 @@ Answers::Answer& Answers::add(Answer a) {
   return list_.back();
 }
 
-Answers& CheckContext::answers_for(const Backend& b) {
+Answers& CheckContext::answers_of(const Backend& b) {
   return shared_ && shared_->backend() == &b ? shared_->answers() : own_;
 }
 
@@ -59,7 +59,7 @@ Answers& CheckContext::answers_for(const Backend& b) {
 // evaluation of each case they ask (the unmodified case above all); the oracle's are shared
 // with the other subjects' contexts. A crash is kept too, and marks each context it reaches.
 Result CheckContext::eval(Backend& b, const Case& c) {
-  Answers& answers = answers_for(b);
+  Answers& answers = answers_of(b);
   std::string key = wire::encode_case(c);
   Answers::Answer* a = answers.find(b, key);
   if (!a) {
@@ -166,7 +166,7 @@ CheckResult CheckContext::judged_apart(const std::function<CheckResult(const Eva
           }
           return nlohmann::json{{"verdict", compare::verdict_name(r.verdict)}, {"detail", r.detail}, {"crashed", r.crashed},
                                 {"metrics", r.metrics}, {"worst", r.worst}, {"forward_only", r.forward_only},
-                                {"accuracy", r.accuracy}}
+                                {"accuracy", r.accuracy ? r.accuracy->to_json() : nlohmann::json()}}
               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         },
         3 * iso_.timeout_s, subject_.name() + ": " + case_.op);
@@ -178,7 +178,7 @@ CheckResult CheckContext::judged_apart(const std::function<CheckResult(const Eva
     r.metrics = j.at("metrics");
     r.worst = j.at("worst").is_number() ? j.at("worst").get<double>() : 0.0;
     r.forward_only = j.at("forward_only").get<bool>();
-    r.accuracy = j.at("accuracy");
+    if (j.at("accuracy").is_object()) r.accuracy = compare::AccuracyStats::from_json(j.at("accuracy"));
     return r;
   } catch (const KernelCrash& e) {
     crashed_ = true;

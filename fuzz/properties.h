@@ -28,6 +28,7 @@
 #include <rapidcheck.h>
 
 #include "core/backend.h"
+#include "compare/accuracy_stats.h"
 #include "compare/differential.h"
 #include "compare/float_compare.h"
 #include "compare/tolerance.h"
@@ -60,7 +61,9 @@ struct CheckResult {
   // For the campaign's record of op x backend (the differential property; 0 / null elsewhere):
   double worst = 0;              // agreeing: the worst error (relative, or error / float32 bound)
   bool forward_only = false;     // the backend has no backward here: judged on the forward alone
-  nlohmann::json accuracy;       // float32 subject: this case's compare::AccuracyStats, as JSON
+  // float32 subject: this case's accuracy statistics (an object, not JSON: made and merged
+  // once a case, JSON's build and parse cost more than the comparison itself)
+  std::optional<compare::AccuracyStats> accuracy;
 
   static CheckResult pass() { return {}; }
   static CheckResult explained(Verdict v, std::string name) { return with(v, std::move(name)); }
@@ -151,6 +154,11 @@ class CheckContext {
 
   bool crashed() const { return crashed_; }  // some evaluation of this context crashed or hung
 
+  // The answers `b`'s evaluations are kept in: the shared ones for the shared backend. A batch
+  // evaluated ahead of the checks (fuzz/prefetch.h) adds its answers here.
+  Answers& answers_of(const Backend& b);
+  const Isolation& isolation() const { return iso_; }
+
   // Runs a whole judgement that evaluates backends itself (the float32 comparison of
   // compare/float_compare.h) so that a crash or a hang there is a failure of this check, not
   // the end of the campaign. Under IsolationMode::PerCase, with every backend it involves
@@ -160,8 +168,6 @@ class CheckContext {
                            const std::vector<const Backend*>& involved);
 
  private:
-  // The answers `b`'s evaluations are kept in: the shared ones for the shared backend.
-  Answers& answers_for(const Backend& b);
   const Case& case_;
   Backend& subject_;
   Backend& against_;
@@ -171,12 +177,24 @@ class CheckContext {
   bool crashed_ = false;
 };
 
+// An evaluation a check is going to ask: `c` on `backend`.
+struct Ask {
+  Backend* backend = nullptr;
+  Case c;
+};
+
 struct Property {
   std::string name;
   std::string description;
   bool invalid_cases = false;  // judges invalid cases (gen_invalid_case) instead of valid ones
   bool (*applies)(const std::string& op) = nullptr;
   CheckResult (*check)(CheckContext& ctx) = nullptr;
+  // The evaluations `check` asks on the context's case as far as they are known before it runs
+  // (those that depend on an answer, e.g. a divergence's equivalent case, are left out). They
+  // are evaluated ahead, one batch per backend (fuzz/prefetch.h); the check then finds them
+  // kept. Only a speed-up: a case listed wrongly is evaluated for nothing, one left out when
+  // asked. Null: nothing listed.
+  void (*asks)(CheckContext& ctx, std::vector<Ask>& out) = nullptr;
 };
 
 const std::vector<Property>& all_properties();

@@ -124,6 +124,41 @@ Case decode_case(const std::string& bytes) {
   return c;
 }
 
+namespace {
+// A single case begins with the length of its op's name, never this.
+constexpr uint64_t kListTag = ~uint64_t(0);
+}  // namespace
+
+std::string encode_list(const std::vector<std::string>& items, bool tagged) {
+  size_t n = 16;
+  for (const std::string& s : items) n += 8 + s.size();
+  std::string out;
+  out.reserve(n);
+  if (tagged) put_u64(out, kListTag);
+  put_u64(out, items.size());
+  for (const std::string& s : items) put_str(out, s);
+  return out;
+}
+
+bool is_tagged_list(const std::string& bytes) {
+  uint64_t v = 0;
+  if (bytes.size() < sizeof v) return false;
+  std::memcpy(&v, bytes.data(), sizeof v);
+  return v == kListTag;
+}
+
+std::vector<std::string> decode_list(const std::string& bytes, bool tagged) {
+  Reader in(bytes);
+  if (tagged && in.u64() != kListTag) throw std::runtime_error("truncated or malformed wire bytes");
+  const uint64_t count = in.u64();
+  if (count > bytes.size() / 8) throw std::runtime_error("truncated or malformed wire bytes");
+  std::vector<std::string> items;
+  items.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) items.push_back(in.str());
+  in.end();
+  return items;
+}
+
 Result decode(const std::string& bytes) {
   Reader in(bytes);
   const Kind kind = Kind(in.byte());

@@ -197,12 +197,16 @@ function interpolate(c) {
     inits.push(int64Init('sizes', [...x.shape.slice(0, 2), ...size]));
     // align_corners ignores the scale (SPEC §6): the sizes are what it needs.
   } else {
-    // Resize's output size is floor(in * scale) with the scale a float32 tensor; where that is
-    // not the case's floor(in * sf) in double, ORT cannot compute the case's shape: it says so.
+    // Resize's output size is the float32 product of the float32 scale and the input size,
+    // truncated (ORT's UpsampleBase::ComputeOutputShape multiplies a float by an int64, in
+    // float): 5 * 1.3999999999999 is 6.99999988 with the scale rounded, 7.0 once the product
+    // is. s * fround(sf) is exact in double (at most 21 + 24 bits), so fround of it is the float
+    // product. Where that is not the case's floor(in * sf) in double, ORT cannot compute the
+    // case's shape: it says so.
     const sf = perAxis(p.scale_factor);
     spatial.forEach((s, i) => {
-      const want = Math.floor(s * sf[i]), got = Math.floor(s * Math.fround(sf[i]));
-      if (want !== got) throw new Error(`Resize's output size floor(in * float32(sf)) = ${got} on axis ${i} is not the case's ${want}`);
+      const want = Math.floor(s * sf[i]), got = Math.floor(Math.fround(s * Math.fround(sf[i])));
+      if (want !== got) throw new Error(`Resize's output size, the float32 product in * float32(sf) truncated, = ${got} on axis ${i} is not the case's ${want}`);
     });
     inputs.push({ name: 'scales', elem: F32.proto, rank: 1, init: true });
     inits.push(floatInit('scales', [1, 1, ...perAxis(p.scale_factor)]));

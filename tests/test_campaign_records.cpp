@@ -60,7 +60,7 @@ fuzz::CheckResult as_check(const compare::FloatOutcome& o) {
   r.verdict = o.verdict;
   r.detail = o.verdict == Verdict::BoundaryFlip ? one.flip_summary() : "";
   r.worst = o.worst_ratio;
-  r.accuracy = one.to_json();
+  r.accuracy = one;
   return r;
 }
 

@@ -123,9 +123,35 @@ TEST_F(PeerOnnxruntime, FloatScaleThatChangesTheSizeIsRefused) {
     evaluate(ort(), c);
     ADD_FAILURE() << "expected a refusal";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("floor(in * float32(sf))"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("float32 product"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(divergence(ort(), "ort-resize-float-scale-size").peer_raises(c));
+}
+
+TEST_F(PeerOnnxruntime, OutputSizeIsTheFloat32ProductTruncated) {
+  // The product is rounded to float32 too: float(1.3999999999999) = 11744051 / 2^23 =
+  // 1.39999997615814, times 5 = 6.99999988079071, within half a float32 step (2^-22 near 7)
+  // of 7, so ORT sizes 7; the case's floor(5 * 1.3999999999999) = floor(6.9999999999995) = 6,
+  // and floor(5 * float(sf)) in double would be 6 as well. Likewise 3 * float(1.6666666666665668)
+  // = 4.99999988 -> 5.0f, the case 4 (both as the fuzzer drew them: 2-D bilinear, 1-D nearest).
+  const auto& d = divergence(ort(), "ort-resize-float-scale-size");
+  const Case bilinear = interp({1, 1, 1, 5}, std::vector<double>(5, 0.0),
+                               {{"mode", "bilinear"}, {"scale_factor", {2.0, 1.3999999999999}}, {"align_corners", nullptr}});
+  const Case nearest = interp({1, 1, 3}, {0, 0, 0}, {{"mode", "nearest"}, {"scale_factor", {1.6666666666665668}}});
+  for (const Case& c : {bilinear, nearest}) {
+    EXPECT_TRUE(d.peer_raises(c)) << c.params.dump();
+    try {  // the bridge's refusal, not a shape ORT produced against the protocol
+      evaluate(ort(), c);
+      ADD_FAILURE() << "expected a refusal: " << c.params.dump();
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("float32 product"), std::string::npos) << e.what();
+    }
+  }
+  // 7 * float(1.4285714) = 9.99999940, 9.99999905 in float32: 9 either way, ORT computes the case's size.
+  const Case same = interp({1, 1, 7}, std::vector<double>(7, 1.0),
+                           {{"mode", "linear"}, {"scale_factor", 1.4285714}, {"align_corners", false}});
+  EXPECT_FALSE(d.peer_raises(same));
+  EXPECT_EQ(out(ort(), same).shape, (Shape{1, 1, 9}));
 }
 
 TEST(PeerOnnxruntimeMissing, NoNodeSaysSoInOneLine) {

@@ -2,9 +2,13 @@
 // position's taps (nearest 1, bilinear 4 or 8 corners, bicubic 16); grid is its coordinate
 // input. Its decisions, per grid position and axis: the floor of the padded coordinate
 // (bilinear) or of the raw one (bicubic), nearest's rounded index, and the padding's own
-// choices (which side of the clamp, which way a reflection folds).
+// choices (which side of the clamp, which way a reflection folds). bicubic's weights take
+// either sign, so its bound's magnitude is stated here (magnitude()).
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "compare/op_compare.h"
 #include "core/params.h"
@@ -68,6 +72,67 @@ void decisions(const Case& c, Decisions& d) {
   }
 }
 
+// ---- bicubic's magnitude: A = Σ |w_k x_k| of SPEC §9's bound, exactly
+//
+// The magnitude case (|x|, |g|, the grid unchanged) gives Σ w_k |x_k| with the signed weights.
+// Bicubic's weights W(t+1), W(2-t) of the outer taps lie in [-3/32, 0], and a position's 16
+// terms weigh wy wx, so where |x| is larger at taps whose weight is negative that sum cancels,
+// while float32 still rounds every term. The kernels form each axis' weight (and its slope) in
+// double and round it once to float32, then sum wy * wx * x over the 16 taps (rows outer) in
+// float32: each term carries the two weights' rounding (2u) and its two products' (2u), the
+// sum gamma_16, so the element's error is at most (4u + gamma_16) Σ |w_k x_k| ~ 20 u Σ |w_k x_k|:
+// inside the bound's gamma_n with n = 16 + 4, but only if A is Σ |w_k x_k|. Measured on a fuzz
+// case (input [1, 1, 1, 3], grid (-1e-9, -1), zeros): Σ w_k |x_k| = 5.3e-12 while
+// Σ |w_k x_k| = 4.06e-10, and the kernel's error, 1.34e-16 = 5.5 u Σ |w_k x_k|, was 2 times the
+// old bound.
+//
+// The taps are the reference's (ref::grid_position_taps): zeros padding drops the taps outside
+// the image, border and reflection pad each tap's integer index on its own; a tap is |wy wx|.
+// Taps that padding sends to one pixel stay separate terms here; the kernels merge them (their
+// weights added in double, rounded once), and |w_a + w_b| |x| <= (|w_a| + |w_b|) |x|, so the
+// unmerged sum bounds the kernels' terms as well.
+//   grads.input: Σ over the positions and taps that read pixel i of |w| |g|, the transpose.
+//   grads.grid: the terms g * x * (dwx wy) along x and g * x * (wx dwy) along y (the kernels'
+//     products), so Σ |g| |x| |dw_a| over the channels and taps: exact as well. The comparison
+//     still takes the largest of this and its alternating-sign estimates (which are lower ones).
+// Other modes' weights are >= 0: the reference on |x| is already exact for the output and
+// grads.input, and grads.grid (bilinear's slopes take either sign) keeps the comparison's
+// estimates, a lower estimate of the sum of |terms| (compare/float_compare.cpp).
+void magnitude(const Case& c, Result& mag) {
+  const GridSampleParams p = parse_grid_sample(c);
+  if (p.mode != GridMode::Bicubic) return;
+  const Tensor& x = c.in("input");
+  const Tensor& grid = c.in("grid");
+  const bool backward = c.grad_output && mag.grads.count("input");
+  Tensor out(p.output_shape()), gin(x.shape), ggrid(grid.shape);
+  const int64_t P = p.Do * p.Ho * p.Wo, plane = p.D * p.H * p.W;
+  std::vector<ref::GridTap> taps;
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t pos = 0; pos < P; ++pos) {
+      ref::grid_position_taps(p, grid.data.data() + (n * P + pos) * p.nd, {}, taps);
+      double* gg = ggrid.data.data() + (n * P + pos) * p.nd;
+      for (int64_t ch = 0; ch < p.C; ++ch) {
+        const size_t o = size_t((n * p.C + ch) * P + pos);
+        const int64_t base = (n * p.C + ch) * plane;
+        const double g = backward ? std::fabs(c.grad_output->data[o]) : 0.0;
+        for (const ref::GridTap& t : taps) {
+          const double ax = std::fabs(x.data[size_t(base + t.index)]);
+          out.data[o] += std::fabs(t.w) * ax;
+          if (!backward) continue;
+          gin.data[size_t(base + t.index)] += std::fabs(t.w) * g;
+          for (int a = 0; a < p.nd; ++a) gg[a] += std::fabs(t.dw[size_t(a)]) * ax * g;
+        }
+      }
+    }
+  auto put = [](std::map<std::string, Tensor>& m, const char* name, Tensor&& t) {
+    if (m.count(name) && m.at(name).shape == t.shape) m[name] = std::move(t);
+  };
+  put(mag.outputs, "output", std::move(out));
+  if (!backward) return;
+  put(mag.grads, "input", std::move(gin));
+  put(mag.grads, "grid", std::move(ggrid));
+}
+
 // Flip budget (a fraction of cases, README "Accuracy of the float32 kernels"): the generator
 // aims grid values at pixel centres and edges, the image's ends and nearest's half-pixel ties,
 // a third of them a hair (1e-9) off, which float32 rounds back on; the kernels decide in double
@@ -77,7 +142,7 @@ void decisions(const Case& c, Decisions& d) {
 constexpr double kFlipBudget = 0.14;
 
 const OpCompareRegistrar kRegistrar{"grid_sample", {terms, nudge, nullptr, nullptr, driving, decisions,
-                                                    FlipKind::InputRounding, kFlipBudget}};
+                                                    FlipKind::InputRounding, kFlipBudget, nullptr, magnitude}};
 
 }  // namespace
 

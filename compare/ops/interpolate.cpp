@@ -3,8 +3,13 @@
 // nudges for a backend of undeclared precision. The kernels take the reference's scale and
 // source coordinates in double and the nearest index from a float32 scale and product, as the
 // reference (and PyTorch) does (halide/generators/interpolate_axis.h): no kernel rounding.
+// bicubic's weights take either sign, so its bound's magnitude is stated here (magnitude()).
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "compare/op_compare.h"
 #include "core/params.h"
@@ -12,6 +17,12 @@
 namespace oplab::compare {
 
 namespace {
+
+// The source coordinate of the linear and cubic modes (SPEC §6), in double as the kernels.
+double source_coord(const InterpAxis& a, bool align_corners, int64_t dst) {
+  const double scale = interp_area_scale(a, align_corners);
+  return align_corners ? scale * double(dst) : scale * (double(dst) + 0.5) - 0.5;
+}
 
 double terms(const Case& c) {
   const auto p = parse_interpolate(c);
@@ -54,8 +65,7 @@ void decisions(const Case& c, Decisions& d) {
         case InterpMode::Bilinear:
         case InterpMode::Trilinear:
         case InterpMode::Bicubic: {
-          const double scale = interp_area_scale(a, p.align_corners);
-          double src = p.align_corners ? scale * double(dst) : scale * (double(dst) + 0.5) - 0.5;
+          double src = source_coord(a, p.align_corners, dst);
           // Linear modes clamp a negative source to 0 and the index to in - 1; cubic does neither.
           if (p.mode == InterpMode::Bicubic) d.add(FlipKind::Floor, int64_t(std::floor(src)));
           else d.add(FlipKind::Floor, std::min(int64_t(std::floor(std::max(src, 0.0))), a.in - 1));
@@ -66,13 +76,87 @@ void decisions(const Case& c, Decisions& d) {
   }
 }
 
+// ---- bicubic's magnitude: A = Σ |w_k x_k| of SPEC §9's bound, exactly
+//
+// The magnitude case gives Σ w_k |x_k| with the signed weights. Bicubic's outer taps weigh
+// W(t+1), W(2-t) in [-3/32, 0] (the least at t = 1/2): where |x| is larger at the outer taps
+// than at the inner ones that sum cancels, while float32 still rounds every term. The kernels
+// compute t and each weight in double and round the weight once (a relative error of at most
+// u, no absolute one), then sum the 4 taps of each axis in float32, one axis after the other.
+// Each term w_y w_x x carries the input's rounding (u), its two weights' (2u) and the two
+// 4-term sums' (gamma_4 each), so the element's error is at most
+// (3u + 2 gamma_4) Σ |w_k x_k| ~ 11 u Σ |w_k x_k|: inside the bound's gamma_n with its
+// n = 4 * 4 + 4 terms, but only if A is Σ |w_k x_k|. Measured on a fuzz case (input
+// [2, 2, 4, 3], size 12, output [0, 0, 9, 0]): Σ w_k |x_k| = 1.05e-3, Σ |w_k x_k| = 0.639, the
+// kernel's error 5.7e-8 = 1.5 u Σ |w_k x_k|, which was 1.3 times the old bound.
+//
+// |W| of the four taps of every output position along one axis, unmerged: the kernels
+// multiply every tap, so two taps clamped onto one index are two terms.
+struct AbsTap {
+  int64_t src = 0;
+  double w = 0;
+};
+using AbsTaps = std::vector<std::array<AbsTap, 4>>;
+
+// W(d) of SPEC §6, A = -0.75.
+double cubic_weight(double d) {
+  const double A = -0.75, t = std::fabs(d);
+  if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+  if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+  return 0;
+}
+
+AbsTaps abs_cubic_taps(const InterpAxis& a, bool align_corners) {
+  AbsTaps taps(size_t(a.out));
+  for (int64_t dst = 0; dst < a.out; ++dst) {
+    const double src = source_coord(a, align_corners, dst), fi = std::floor(src), t = src - fi;
+    const std::array<double, 4> dist = {t + 1, t, 1 - t, 2 - t};
+    for (int64_t k = 0; k < 4; ++k)
+      taps[size_t(dst)][size_t(k)] = {std::clamp(int64_t(fi) - 1 + k, int64_t(0), a.in - 1),
+                                      std::fabs(cubic_weight(dist[size_t(k)]))};
+  }
+  return taps;
+}
+
+// Σ |w| |x| per output element and, with grad_output, Σ |w| |g| per input element (the
+// backward's terms, the same taps transposed). Other modes' weights are >= 0: left as they are.
+// These are the taps of the case as given: a peer's divergence equivalent (compare/
+// float_divergence.cpp) that moves them (OpenCV's in/out scale, ONNX Runtime's size-1 origin)
+// is bounded by the magnitude of the spec's taps, a neighbourhood of the same pixels; a tensor
+// whose shape the equivalent changed keeps the reference's magnitude.
+void magnitude(const Case& c, Result& mag) {
+  const auto p = parse_interpolate(c);
+  if (p.mode != InterpMode::Bicubic || p.axes.size() != 2) return;
+  const AbsTaps ty = abs_cubic_taps(p.axes[0], p.align_corners), tx = abs_cubic_taps(p.axes[1], p.align_corners);
+  const Tensor& x = c.in("input");
+  const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
+  const bool backward = c.grad_output && mag.grads.count("input");
+  Tensor out(p.output_shape()), gin(x.shape);
+  for (int64_t nc = 0; nc < p.N * p.C; ++nc)
+    for (int64_t oh = 0; oh < Ho; ++oh)
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const size_t o = size_t((nc * Ho + oh) * Wo + ow);
+        for (const AbsTap& a : ty[size_t(oh)])
+          for (const AbsTap& b : tx[size_t(ow)]) {
+            const size_t i = size_t((nc * H + a.src) * W + b.src);
+            out.data[o] += a.w * b.w * std::fabs(x.data[i]);
+            if (backward) gin.data[i] += a.w * b.w * std::fabs(c.grad_output->data[o]);
+          }
+      }
+  auto put = [](std::map<std::string, Tensor>& m, const char* name, Tensor&& t) {
+    if (m.count(name) && m.at(name).shape == t.shape) m[name] = std::move(t);
+  };
+  put(mag.outputs, "output", std::move(out));
+  if (backward) put(mag.grads, "input", std::move(gin));
+}
+
 // Flip budget (a fraction of cases, README "Accuracy of the float32 kernels"): the kernels take
 // every decision from the parameters exactly as the reference does, and rounding the input
 // values moves none of them, so a flip here is a finding: none allowed.
 constexpr double kFlipBudget = 0.0;
 
 const OpCompareRegistrar kRegistrar{"interpolate", {terms, nudge, nullptr, nullptr, driving, decisions,
-                                                    FlipKind::InputRounding, kFlipBudget}};
+                                                    FlipKind::InputRounding, kFlipBudget, nullptr, magnitude}};
 
 }  // namespace
 
