@@ -30,30 +30,6 @@ double coordinate_scale(const Case& c) {
   return C;
 }
 
-// The magnitude case. `alternate` = 0 takes |x| everywhere. For the gradients of coordinates
-// (offsets), which are differences of neighbouring pixels, |x| would make those differences
-// cancel; alternate = 1 (2) flips the sign of every other row (column) of the feature map, so
-// that v(y0+1, .) - v(y0, .) adds the two magnitudes, with one sign per sampling point: the
-// reference's d/dy (d/dx) of that case is then the sum of |terms| the element accumulates.
-Case magnitude_case(const Case& c, int alternate = 0) {
-  Case m = c;
-  for (auto& [name, t] : m.inputs)
-    if (!is_coordinate_input(c.op, name))
-      for (double& v : t.data) v = std::fabs(v);
-  if (alternate && op_compare(c.op).alternate_signs) {
-    op_compare(c.op).alternate_signs(m, alternate);
-  } else if (alternate && m.inputs.count("input")) {
-    Tensor& x = m.inputs.at("input");
-    const int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
-    for (size_t i = 0; i < x.data.size(); ++i) {
-      const int64_t line = alternate == 1 ? (int64_t(i) / W) % H : int64_t(i) % W;
-      if (line % 2) x.data[i] = -x.data[i];
-    }
-  }
-  if (m.grad_output)
-    for (double& v : m.grad_output->data) v = std::fabs(v);
-  return m;
-}
 
 // The coordinate input whose gradient is a difference of neighbouring pixels (deform_conv2d's
 // and deform_roi_pool's offset, grid_sample's grid, ms_deform_attn's sampling_locations), or
@@ -380,6 +356,31 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
     o.detail = os.str();
   }
   return o;
+}
+
+// The magnitude case. `alternate` = 0 takes |x| everywhere. For the gradients of coordinates
+// (offsets), which are differences of neighbouring pixels, |x| would make those differences
+// cancel; alternate = 1 (2) flips the sign of every other row (column) of the feature map, so
+// that v(y0+1, .) - v(y0, .) adds the two magnitudes, with one sign per sampling point: the
+// reference's d/dy (d/dx) of that case is then the sum of |terms| the element accumulates.
+Case magnitude_case(const Case& c, int alternate) {
+  Case m = c;
+  for (auto& [name, t] : m.inputs)
+    if (!is_coordinate_input(c.op, name))
+      for (double& v : t.data) v = std::fabs(v);
+  if (alternate && op_compare(c.op).alternate_signs) {
+    op_compare(c.op).alternate_signs(m, alternate);
+  } else if (alternate && m.inputs.count("input")) {
+    Tensor& x = m.inputs.at("input");
+    const int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
+    for (size_t i = 0; i < x.data.size(); ++i) {
+      const int64_t line = alternate == 1 ? (int64_t(i) / W) % H : int64_t(i) % W;
+      if (line % 2) x.data[i] = -x.data[i];
+    }
+  }
+  if (m.grad_output)
+    for (double& v : m.grad_output->data) v = std::fabs(v);
+  return m;
 }
 
 std::map<std::string, Tensor> element_bounds(Backend& ref, const Case& c, const Result& want, double u, double multiple,

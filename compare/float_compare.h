@@ -68,6 +68,11 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c
 FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& c, double multiple,
                                    const std::function<Result(Backend&, const Case&)>& eval_backend);
 
+// The magnitude case: every input that is not a coordinate (feature maps, weights, mask,
+// bias) and grad_output by their absolute values; `alternate` 1 (2) then flips the sign of
+// every other row (column) of the feature map, for the gradients of coordinates.
+Case magnitude_case(const Case& c, int alternate = 0);
+
 // The bound B_i above, `multiple` x u (n + 2 C) (A_i + 1e-3 max A), of every element of `want`
 // (the reference's result on c), keyed "outputs.NAME" / "grads.NAME"; A from `ref` on the
 // magnitude case(s), evaluated through `eval`. With u = 2^-53 it is the rounding a double

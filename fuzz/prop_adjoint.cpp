@@ -33,16 +33,6 @@ namespace {
 
 bool any_op(const std::string&) { return true; }
 
-// The magnitude case: feature values, weights, mask, bias and grad_output by their absolute
-// values; coordinates (rois, offsets) and parameters unchanged.
-Case magnitude_of(const Case& c) {
-  Case mag = c;
-  for (auto& [name, t] : mag.inputs)
-    if (!is_coordinate_input(c.op, name)) t = abs_of(t);
-  mag.grad_output = abs_of(*c.grad_output);
-  return mag;
-}
-
 CheckResult check(CheckContext& ctx) {
   const Case& c = ctx.the_case();
   if (auto skip = algebra_skip(ctx)) return *skip;
@@ -51,7 +41,7 @@ CheckResult check(CheckContext& ctx) {
   const auto base = ctx.try_eval(b, c, &verdict);
   if (!base) return verdict;
 
-  const Case mag = magnitude_of(c);
+  const Case mag = compare::magnitude_case(c);
   const auto rm = ctx.try_eval(b, mag, &verdict);
   if (!rm) return verdict;
 
@@ -86,7 +76,7 @@ CheckResult check(CheckContext& ctx) {
 void asks(CheckContext& ctx, std::vector<Ask>& out) {
   if (algebra_skip(ctx)) return;
   out.push_back({&ctx.subject(), ctx.the_case()});
-  out.push_back({&ctx.subject(), magnitude_of(ctx.the_case())});
+  out.push_back({&ctx.subject(), compare::magnitude_case(ctx.the_case())});
 }
 
 }  // namespace
