@@ -10,14 +10,20 @@ namespace oplab {
 
 namespace {
 
+// `/bin/sh -c COMMAND` in its own process group: Ctrl-C at the terminal stops oplab, which then
+// closes the backend's stdin, rather than killing the backend mid-case (a false crash).
+LineChildOptions child_options(const ExecSpec& s) {
+  LineChildOptions o;
+  o.argv = {"/bin/sh", "-c", s.command};
+  o.cwd = s.cwd;
+  o.stderr_path = s.log;
+  o.own_process_group = true;
+  return o;
+}
+
 class ExecBackend : public Backend {
  public:
-  explicit ExecBackend(ExecSpec s)
-      : spec_(std::move(s)),
-        // Its own process group: Ctrl-C at the terminal stops oplab, which then closes the
-        // backend's stdin, rather than killing the backend mid-case (a false crash).
-        client_(spec_.name, LineChildOptions{{"/bin/sh", "-c", spec_.command}, spec_.cwd, spec_.log, true},
-                spec_.timeout_s) {}
+  explicit ExecBackend(ExecSpec s) : spec_(std::move(s)), client_(spec_.name, child_options(spec_), spec_.timeout_s) {}
 
   std::string name() const override { return spec_.name; }
   std::string origin() const override { return "exec: " + spec_.command; }

@@ -10,6 +10,7 @@
 #include "core/params.h"
 #include "fuzz/case_edit.h"
 #include "fuzz/conv2d_direct.h"
+#include "fuzz/rounding_rescue.h"
 #include "fuzz/properties.h"
 #include "compare/tolerance.h"
 
@@ -78,13 +79,20 @@ CheckResult zero_offset_conv(CheckContext& ctx) {
   if (!got) return verdict;
   const Tensor& x = z.in("input");
   const Tensor& w = z.in("weight");
-  ctx.expect_close("outputs.output (vs conv2d)", conv2d_forward(x, w, z.opt("bias"), g), got->outputs.at("output"), tol,
-                   &verdict);
+  // The kernel and conv2d sum the same products in other orders: where a sum cancels (a 1x1
+  // weight's gradient -0.17909 * 0.23428 + 0.25 * 0.16780 = -9.0133e-6 from terms of 0.042 came
+  // out -9.0115e-6 in float32, where the relative rule allowed 1.8e-9), an element agrees within
+  // 2 B_i of the rounding bound (fuzz/rounding_rescue.h).
+  RoundingRescue rescue(ctx, z, *got);
+  auto judge = [&](const std::string& key, const Tensor& want, const Tensor& have) {
+    if (!rescue.agrees(key, want, have, tol)) ctx.expect_close(key + " (vs conv2d)", want, have, tol, &verdict);
+  };
+  judge("outputs.output", conv2d_forward(x, w, z.opt("bias"), g), got->outputs.at("output"));
   if (z.grad_output) {
     const Conv2dGrads want = conv2d_backward(x, w, *z.grad_output, g);
-    ctx.expect_close("grads.input (vs conv2d)", want.input, got->grads.at("input"), tol, &verdict);
-    ctx.expect_close("grads.weight (vs conv2d)", want.weight, got->grads.at("weight"), tol, &verdict);
-    if (z.has("bias")) ctx.expect_close("grads.bias (vs conv2d)", want.bias, got->grads.at("bias"), tol, &verdict);
+    judge("grads.input", want.input, got->grads.at("input"));
+    judge("grads.weight", want.weight, got->grads.at("weight"));
+    if (z.has("bias")) judge("grads.bias", want.bias, got->grads.at("bias"));
   }
   return verdict;
 }

@@ -39,13 +39,18 @@ CheckRecord adjoint_check(const CheckContext& ctx, const Case& c, const std::str
   const double a = dot(jx, y), b = dot(x, it->second);
   const double scale = norm2(jx) * norm2(y) + norm2(x) * norm2(it->second);
   // J x = f(x) - f(0) carries the rounding of f itself: an affine part (the bias) much larger
-  // than J x leaves eps |f| of noise in each element, which is no fault of the backward.
+  // than J x leaves eps |f| of noise in each element, which is no fault of the backward. eps is
+  // the unit roundoff of the backend's own forward (2^-24 for a float32 kernel). With 2^-53 a
+  // deform_conv2d case of seed 2 failed (<J x, y> = -1.6e-4 from two float32 forwards, 4.5e-9
+  // off); with 2^-24 a gradient scaled by 1.003 still fails 71 of the 74 deform_conv2d adjoint
+  // checks of seed 1 that see it.
   long double noise = 0;
   for (size_t j = 0; j < y.data.size(); ++j)
     noise += std::fabs(y.data[j]) * (std::fabs(jx.data[j] + f0.data[j]) + std::fabs(f0.data[j]));
   const double diff = std::fabs(a - b);
   rec.error = diff == 0 ? 0.0 : scale > 0 ? diff / scale : kInf;
-  if (scale > 0) rec.tolerance += 4 * 0x1.0p-53 * double(noise) / scale;
+  const double eps = ctx.precision == Precision::F32 ? unit_roundoff(ctx.backend->dtype(c.op)) : 0x1.0p-53;
+  if (scale > 0) rec.tolerance += 4 * eps * double(noise) / scale;
   if (!std::isfinite(a) || !std::isfinite(b)) rec.error = kInf;
   rec.elements = x.numel();
   rec.verdict = rec.error <= rec.tolerance ? Verdict::Agree : Verdict::Disagree;

@@ -5,6 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "compare/dtype_case.h"
+#include "compare/float_compare.h"
+
 namespace oplab::gradcheck {
 
 namespace {
@@ -37,6 +40,35 @@ double difference_noise(const Tensor& v, const Tensor& fp, const Tensor& fm, dou
 // bounds a difference at x = 1000 (a grid value far outside, folded back by reflection) with
 // a step shrunk to 1e-6 by a nearby kink.
 double position_noise(double x_scale, double h) { return 16.0 * kEps * std::max(1.0, x_scale) / h; }
+
+// What a float32 backend's side of a projection may be off by. The differences are of the
+// double reference (CheckContext::fd_forward), so no float32 rounding enters them; the float32
+// error is in the analytic side. A gradient element's float32 error is bounded by
+// B_i = u (n + 2C) (A_i + 1e-3 max A) of SPEC §9 (compare/float_compare.h), so <g, u> may be
+// off by Σ |u_i| B_i. B_i is relative to the terms the element sums (A_i), not to the element,
+// and the kernel differentiates its inputs rounded to float32 (C counts that move): where the
+// gradient is far smaller than its terms, 1e-3 of Σ |g_i u_i| is below float32's reach.
+// Measured (README, "Gradient checks of the float32 kernels"): bicubic reflection next to a
+// fold, a grad_grid element of 2.1e-5 with B_i = 2.4e-6; the kernel's projection 0.2% off the
+// reference's derivative at the point (0.016 of Σ |u_i| B_i) and equal to it (5e-8 relative) at
+// the float32-rounded point. B_i itself, not vs-ref's 8 B_i (room for roundings the estimate
+// does not count): with 8 B_i a third of the deform_conv2d projections that catch a gradient
+// scaled by 1.003 would pass (with B_i, 15 of 123, seed 1). Computed only for a projection that
+// fails without it.
+double analytic_rounding(const CheckContext& ctx, const Case& at, const Tensor& v, const std::string& input,
+                         const Tensor& u) {
+  Case g = at;
+  g.grad_output = v;
+  const Case sent = compare::case_for(*ctx.backend, g);
+  const Result want = evaluate(*ctx.ref, sent);
+  const auto bounds = compare::element_bounds(*ctx.ref, sent, want, unit_roundoff(ctx.backend->dtype(at.op)), 1.0,
+                                              [](Backend& b, const Case& x) { return evaluate(b, x); });
+  auto it = bounds.find("grads." + input);
+  if (it == bounds.end() || it->second.shape != u.shape) return 0.0;
+  long double s = 0;
+  for (size_t i = 0; i < u.data.size(); ++i) s += std::fabs(u.data[i]) * it->second.data[i];
+  return double(s);
+}
 
 // A float32 backend failing at a point where float32 takes a discrete decision the other way
 // (eval.h) is explained, not failed: judged at the point actually differenced.
@@ -138,14 +170,22 @@ CheckRecord fd_projection(const CheckContext& ctx, const Case& c, const std::str
     an += it->second.data[i] * u.data[i];
     scale += std::fabs(it->second.data[i] * u.data[i]);
   }
-  // Relative to the projection's terms; the allowance adds the rounding of the differences.
-  judge_difference(std::fabs(fd - an), scale, difference_noise(v, fp, fm, term_scale(cur), h) + scale * position_noise(max_abs(x), h), fd_tolerance(ctx.precision), rec.error,
-                   rec.tolerance);
+  // Relative to the projection's terms; the allowance adds the rounding of the differences,
+  // and for a float32 backend, where that is not enough, the rounding of its gradient.
+  double noise = difference_noise(v, fp, fm, term_scale(cur), h) + scale * position_noise(max_abs(x), h);
+  judge_difference(std::fabs(fd - an), scale, noise, fd_tolerance(ctx.precision), rec.error, rec.tolerance);
+  double bound = 0;
+  if (rec.error > rec.tolerance && ctx.precision == Precision::F32) {
+    bound = analytic_rounding(ctx, cur, v, input, u);
+    judge_difference(std::fabs(fd - an), scale, noise + bound, fd_tolerance(ctx.precision), rec.error, rec.tolerance);
+  }
   std::ostringstream os;
   os.precision(17);
   os << "fd=" << fd << " an=" << an << " h=" << h;
+  if (bound > 0) os << " gradient bound sum|u_i| B_i=" << bound;
   rec.detail = os.str();
   rec.extra = {{"h", h}, {"h0", h0}};
+  if (bound > 0) rec.extra["gradient_bound"] = bound;
   judge(ctx, cur, rec);
   return rec;
 }

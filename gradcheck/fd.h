@@ -25,7 +25,9 @@ double base_step(const Case& c, const std::string& input);
 bool usable(const KinkReach& r, double h0);
 
 // One random projection v^T J u. Error: |fd - an| / Σ|g_i u_i|; tolerance: 1e-8 (double;
-// 1e-3 for a float32 backend) plus the rounding of the differences relative to the same.
+// 1e-3 for a float32 backend) plus the rounding of the differences relative to the same. A
+// float32 backend's gradient elements carry float32 error up to B_i of SPEC §9, so where that
+// tolerance is not met, Σ|u_i| B_i is added to its allowance (fd.cpp).
 CheckRecord fd_projection(const CheckContext& ctx, const Case& c, const std::string& input, int which);
 
 // The backend's analytic Jacobian rows on a case: backward(e_j) for every output element j.

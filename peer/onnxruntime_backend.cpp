@@ -125,7 +125,9 @@ class OnnxruntimeBackend : public Backend {
 
 std::unique_ptr<Backend> make_onnxruntime_backend() { return std::make_unique<OnnxruntimeBackend>(); }
 
-std::optional<std::string> onnxruntime_missing() {
+namespace {
+
+std::optional<std::string> missing_now() {
   if (node_path().empty()) {
     if (const char* v = std::getenv("OPLAB_NODE"); v && *v) return "OPLAB_NODE=" + std::string(v) + " is not an executable file";
     return std::string("no node interpreter on PATH (install nodejs, or set OPLAB_NODE)");
@@ -134,6 +136,25 @@ std::optional<std::string> onnxruntime_missing() {
   if (!fs::exists(modules_dir() / "onnxruntime-node" / "package.json"))
     return "onnxruntime-node is not installed in " + modules_dir().string() + " (run scripts/setup.sh)";
   return std::nullopt;
+}
+
+}  // namespace
+
+// Asked several times a case (support, dtype, run): the PATH walk and the file checks are made
+// once per setting of the variables they read, not a dozen system calls each time.
+std::optional<std::string> onnxruntime_missing() {
+  static std::mutex m;
+  static std::string key;
+  static std::optional<std::string> answer;
+  static bool known = false;
+  auto var = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) + '\n' : std::string("-\n");
+  };
+  const std::string now = var("OPLAB_NODE") + var("OPLAB_ORT_SCRIPT") + var("PATH");
+  std::lock_guard<std::mutex> lock(m);
+  if (!known || key != now) answer = missing_now(), key = now, known = true;
+  return answer;
 }
 
 std::optional<std::string> onnxruntime_version() {
@@ -166,7 +187,10 @@ std::vector<double> bench_request(LineChild& bridge, const json& req) {
 OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads) {
   if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
   // The bridge keeps the session between requests: the case (its inputs) is sent once.
-  auto bridge = std::make_shared<LineChild>(LineChildOptions{{node_path(), script_path(), "--bench"}, "", "/dev/null", false});
+  LineChildOptions o;
+  o.argv = {node_path(), script_path(), "--bench"};
+  o.stderr_path = "/dev/null";
+  auto bridge = std::make_shared<LineChild>(std::move(o));
   OnnxruntimeBench b;
   b.probe_ms = bench_request(*bridge, json{{"case", case_to_json(c)}, {"repeats", 1}, {"warmup", 1}, {"threads", threads}}).front();
   b.run = [bridge] { return bench_request(*bridge, json{{"repeats", 1}, {"warmup", 0}}).front(); };

@@ -1,6 +1,7 @@
 // The onnxruntime peer's named divergences (SPEC §8, §14): what ONNX Runtime 1.30's CPU kernels,
 // fed the one-node models of peer/onnxruntime_bridge.js, compute differently from SPEC, each with
 // the case on which the reference computes the same.
+#include <algorithm>
 #include <cmath>
 
 #include "core/params.h"
@@ -70,15 +71,20 @@ std::optional<Case> size1_origin(const Case& c) {
 
 // Resize's nearest index, as ORT computes it in float32: scale = float(sf), or out / in in
 // float when sizes are given; asymmetric (nearest) x / scale then floor; half_pixel
-// (nearest-exact) (x + 0.5) / scale - 0.5 then round half up; clamped into [0, in - 1].
-// SPEC multiplies by the float32 inverse scale instead, which lands on the other side of an
-// integer now and then (4 -> 122 nearest-exact, dst 30: ORT 1, SPEC 0).
+// (nearest-exact) x = (d + 0.5) / scale - 0.5 then round half up, where ORT 1.30 counts x as
+// a tie when its fraction is within 1e-6 of 0.5 (so 6.49999952 rounds up to 7); clamped into
+// [0, in - 1]. SPEC multiplies by the float32 inverse scale instead, which lands on the other
+// side of an integer now and then (4 -> 122 nearest-exact, dst 30: ORT 1, SPEC 0).
+// Measured against ORT's indices on 10^5 random (in, out, scale) triples: docs/semantics.md.
+constexpr float kOrtTieWidth = 1e-6f;
+
 int64_t ort_nearest(const InterpAxis& a, int64_t dst, bool exact) {
   const float scale = a.scale_factor ? float(*a.scale_factor) : float(a.out) / float(a.in);
   double idx;
   if (exact) {
     const float x = (float(dst) + 0.5f) / scale - 0.5f;
-    idx = (x == float(int64_t(x)) + 0.5f) ? std::ceil(x) : std::round(x);
+    const float frac = x - std::floor(x);
+    idx = std::fabs(frac - 0.5f) <= kOrtTieWidth ? std::ceil(x) : std::round(x);
   } else {
     idx = std::floor(float(dst) / scale);
   }
@@ -101,6 +107,80 @@ std::optional<Case> nearest_float_division(const Case& c) {
   }
   if (!differs) return std::nullopt;
   return gathered_case(c, p, src);
+}
+
+// Resize's source coordinate for linear and cubic, in float32 as ORT computes it:
+// pytorch_half_pixel (d + 0.5) / scale - 0.5, 0 for an output of one; align_corners, which the
+// bridge sends as sizes, d * (in - 1) / (out - 1); d itself where the scale is 1.
+float ort_scale(const InterpAxis& a, bool align_corners) {
+  return (a.scale_factor && !align_corners) ? float(*a.scale_factor) : float(a.out) / float(a.in);
+}
+
+float ort_coordinate(const InterpAxis& a, int64_t dst, bool align_corners) {
+  const float d = float(dst), scale = ort_scale(a, align_corners);
+  if (scale == 1.0f) return d;
+  if (align_corners) return a.out == 1 ? 0.0f : d * float(a.in - 1) / float(a.out - 1);
+  return a.out > 1 ? (d + 0.5f) / scale - 0.5f : 0.0f;
+}
+
+// Resize cubic (ResizeBiCubic) in float32 throughout: from the coordinate its fraction t, and
+// Keys' weights with A = -0.75 evaluated in float32 from t + 1, t, 1 - t and 2 - t. Near t = 0
+// the outer weight W(t + 1) = ((A(t+1) - 5A)(t+1) + 8A)(t+1) - 4A cancels from terms of ~3 to
+// ~0 and keeps an absolute error of ~12 u, where SPEC's weights are exact to u of themselves:
+// an output off by ~1e-7 of its taps' |x| rather than of Σ |w x|.
+AxisMap ort_cubic_map(const InterpAxis& a, bool align_corners) {
+  const float A = -0.75f;
+  AxisMap m(size_t(a.out));
+  for (int64_t dst = 0; dst < a.out; ++dst) {
+    const float x = ort_coordinate(a, dst, align_corners);
+    const float f = std::floor(x), t = x - f;
+    const float w[4] = {((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A,
+                        ((A + 2) * t - (A + 3)) * t * t + 1,
+                        ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1,
+                        ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A};
+    for (int k = 0; k < 4; ++k) {
+      const int64_t src = std::min(std::max<int64_t>(int64_t(f) - 1 + k, 0), a.in - 1);
+      m[size_t(dst)].push_back({src, double(w[k])});
+    }
+  }
+  return m;
+}
+
+std::optional<Case> cubic_float_weights(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  if (p.mode != InterpMode::Bicubic) return std::nullopt;
+  // At scale 1 on every axis ORT reads each pixel with weights 0, 1, 0, 0, exact in float32
+  // (the same-shape copy's equivalent): nothing to state.
+  if (ort_scale(p.axes[0], p.align_corners) == 1.0f && ort_scale(p.axes[1], p.align_corners) == 1.0f)
+    return std::nullopt;
+  return separable_map_case(c, p, ort_cubic_map(p.axes[0], p.align_corners), ort_cubic_map(p.axes[1], p.align_corners));
+}
+
+// Resize linear (2-D, UpsampleBilinear) as ORT computes it: the float32 coordinate above,
+// clamped into [0, in - 1] in float32, taps i = (int)x and min(i + 1, in - 1) with weights
+// |x - (i + 1)| and |x - i| (1/2 each where both taps are one pixel). The weights are exact
+// given x, but x carries ~u C of absolute error (C the coordinate), and where one weight is
+// small the bound's Σ |w x| does not cover that error times the other tap's |x|.
+AxisMap ort_linear_map(const InterpAxis& a, bool align_corners) {
+  AxisMap m(size_t(a.out));
+  const float top = float(a.in - 1);
+  for (int64_t dst = 0; dst < a.out; ++dst) {
+    const float x = std::max(0.0f, std::min(ort_coordinate(a, dst, align_corners), top));
+    const int64_t i1 = std::min(int64_t(x), a.in - 1), i2 = std::min(i1 + 1, a.in - 1);
+    const float w1 = i1 == i2 ? 0.5f : std::fabs(x - float(i2)), w2 = i1 == i2 ? 0.5f : std::fabs(x - float(i1));
+    m[size_t(dst)] = {{i1, double(w1)}, {i2, double(w2)}};
+  }
+  return m;
+}
+
+std::optional<Case> bilinear_float_coordinates(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  if (p.mode != InterpMode::Bilinear) return std::nullopt;
+  if (ort_scale(p.axes[0], p.align_corners) == 1.0f && ort_scale(p.axes[1], p.align_corners) == 1.0f)
+    return std::nullopt;  // x = d exactly: SPEC's taps
+  return separable_map_case(c, p, ort_linear_map(p.axes[0], p.align_corners), ort_linear_map(p.axes[1], p.align_corners));
 }
 
 // Resize given scales sizes its output by the float32 product float(sf) * float(in), truncated
@@ -179,6 +259,14 @@ const std::vector<Divergence>& onnxruntime_divergences() {
        "Resize nearest divides by the float32 scale (x / scale, (x + 0.5) / scale - 0.5 rounded half up); SPEC "
        "multiplies by the float32 inverse: indices differ where the position is near an integer",
        nearest_float_division, nullptr},
+      {"ort-resize-cubic-float32-weights",
+       "Resize cubic computes its coordinates and Keys weights in float32: the outer weight near t = 0 keeps an "
+       "absolute error of ~12 u, beyond the float32 bound of Σ |w x| (the equivalent carries ORT's float32 weights)",
+       cubic_float_weights, nullptr},
+      {"ort-resize-bilinear-float32-coordinates",
+       "Resize linear (2-D) computes its source coordinates in float32: a weight's absolute error of ~u C, times a "
+       "tap whose weight is small, exceeds the float32 bound of Σ |w x| (the equivalent carries ORT's weights)",
+       bilinear_float_coordinates, nullptr},
       {"ort-resize-float-scale-size",
        "Resize given scales sizes its output as the float32 product float(sf) * float(in), truncated: where that "
        "differs from floor(in * sf) the case's shape cannot be produced (refused)",

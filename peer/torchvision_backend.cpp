@@ -62,6 +62,13 @@ std::string peer_script() {
 std::mutex g_versions_mutex;
 std::map<std::pair<std::string, std::string>, std::optional<json>> g_versions;
 
+// `PYTHON -u SCRIPT`, with oplab's working directory and stderr.
+LineChildOptions bridge_options(const std::string& python, const std::string& script) {
+  LineChildOptions o;
+  o.argv = {python, "-u", script};
+  return o;
+}
+
 class TorchvisionBackend : public Backend {
  public:
   TorchvisionBackend()
@@ -69,7 +76,7 @@ class TorchvisionBackend : public Backend {
         script_(peer_script()),
         // The bridge speaks the line protocol (docs/protocol.md) like any --exec backend; its
         // stderr stays oplab's, and it has no timeout (a large case may take torch a while).
-        client_("torchvision", LineChildOptions{{python_, "-u", script_}, "", "", false}, 0) {}
+        client_("torchvision", bridge_options(python_, script_), 0) {}
 
   std::string name() const override { return "torchvision"; }
   bool out_of_process() const override { return true; }  // the Python bridge is a child process

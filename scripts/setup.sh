@@ -33,11 +33,20 @@ fi
 # onnxruntime-node's install script fetches GPU binaries; the CPU binary ships in the package.
 # Without node or npm the peer says it cannot run here.
 if [ ! -d peer/onnxruntime/node_modules/onnxruntime-node ]; then
+  # Node.js and npm from Debian when the machine has none (a machine that has its own is left as it is).
+  if ! command -v npm >/dev/null; then
+    echo "installing: nodejs npm"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null ||
+      echo "apt-get could not install nodejs npm"
+  fi
   if command -v npm >/dev/null; then
     (cd peer/onnxruntime && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) ||
       echo "npm ci failed: the onnxruntime peer will not run here"
   else
-    echo "no npm: the onnxruntime peer will not run here (apt-get install nodejs npm, then rerun)"
+    echo "no npm: the onnxruntime peer will not run here"
   fi
 fi
 

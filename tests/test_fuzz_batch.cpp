@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -207,6 +208,64 @@ TEST(FuzzBatch, PrefetchedAnswersAndCrashesAreWhatTheChecksSee) {
   EXPECT_FALSE(c1.crashed());
 }
 
+// A backend in a process of its own, as the peer bridges are (out_of_process): the campaign
+// evaluates it in its own process. It counts its evaluations, sleeps 0.3 s on an input whose
+// first value is 16, and reports a crash of its process (KernelCrash) on 13.
+class Bridged : public Backend {
+ public:
+  explicit Bridged(std::string name = "bridged") : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  std::string description() const override { return "counts its evaluations; slow on 16, dies on 13"; }
+  bool out_of_process() const override { return true; }
+  Result run(const Case& c, const ValidParams& vp) override {
+    ++runs;
+    const Tensor& in = c.in("input");
+    const double first = in.data.empty() ? 0 : in.data[0];
+    if (first == 13) throw KernelCrash("bridged: interpolate: crashed: its process died");
+    if (first == 16) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Result r;
+    r.outputs["output"] = Tensor({1}, first);
+    return r;
+  }
+  std::atomic<int> runs{0};
+
+ private:
+  std::string name_;
+};
+
+// The bridges' asks are answered ahead too, each bridge's while the others' and the workers'
+// are (0.3 s each: 0.9 s one after the other), and the checks find them kept, a crash included.
+TEST(FuzzBatch, BridgedBackendsAreAnsweredAheadWhileTheWorkersEvaluate) {
+  Reporter w;
+  Bridged p, q("bridged-q");
+  auto ref = make_ref_backend();
+  const fuzz::Isolation iso{fuzz::IsolationMode::Worker, 10};
+  const std::vector<Case> one = {small_case(0.5)};
+  std::vector<fuzz::WorkerBatch> warm = {batch_of(w, one)};
+  fuzz::worker_evaluate_batches(warm, 10);  // the worker started
+  const Case slow = small_case(16), dies = small_case(13);
+  fuzz::CheckContext c1(slow, w, *ref, iso), c2(slow, p, *ref, iso), c3(dies, p, *ref, iso), c4(slow, q, *ref, iso);
+  std::vector<std::pair<fuzz::CheckContext*, fuzz::Ask>> asks = {
+      {&c1, {&w, slow}}, {&c2, {&p, slow}}, {&c3, {&p, dies}}, {&c2, {&p, slow}}, {&c4, {&q, slow}}};
+  bool drew = false;
+  const auto t0 = clock_type::now();
+  fuzz::prefetch(asks, [&] { drew = true; });
+  const double waited = seconds_since(t0);
+  EXPECT_TRUE(drew);
+  EXPECT_LT(waited, 0.55) << "a bridge waited for another, or for the worker";
+  EXPECT_EQ(q.runs.load(), 1);
+  EXPECT_EQ(p.runs.load(), 2) << "the same case asked twice by one context is evaluated once";
+  ASSERT_TRUE(c2.answers_of(p).find(p, fuzz::wire::encode_case(slow)));
+  EXPECT_EQ(c2.eval(p, slow).outputs.at("output").data.at(0), 16);
+  const fuzz::Answers::Answer* crash = c3.answers_of(p).find(p, fuzz::wire::encode_case(dies));
+  ASSERT_TRUE(crash) << "the crash was not kept";
+  EXPECT_TRUE(crash->crashed);
+  EXPECT_THROW(c3.eval(p, dies), fuzz::KernelCrash);
+  EXPECT_TRUE(c3.crashed());
+  EXPECT_EQ(p.runs.load(), 2) << "a check evaluated again what was answered ahead";
+  EXPECT_TRUE(c1.answers_of(w).find(w, fuzz::wire::encode_case(slow)));
+}
+
 // A backend with defects the properties catch now and then: the reference, off by 1e-3 where
 // the input's first value is negative, and segfaulting on inputs of exactly 3 channels.
 class Quirky : public Backend {
@@ -226,6 +285,19 @@ class Quirky : public Backend {
   std::unique_ptr<Backend> ref_ = make_ref_backend();
 };
 
+// The same defects in a backend of its own process (answered from a thread of the campaign),
+// its death reported as the bridges report theirs.
+class QuirkyBridged : public Quirky {
+ public:
+  std::string name() const override { return "quirky-bridged"; }
+  bool out_of_process() const override { return true; }
+  Result run(const Case& c, const ValidParams& vp) override {
+    const Tensor& in = c.in("input");
+    if (in.rank() >= 2 && in.shape[1] == 3) throw KernelCrash("quirky-bridged: " + c.op + ": crashed: its process died");
+    return Quirky::run(c, vp);
+  }
+};
+
 // The records without their timings, and the failures found.
 nlohmann::json verdicts_of(const fuzz::CampaignResult& r) {
   nlohmann::json records = r.summary.at("records");
@@ -242,12 +314,13 @@ TEST(FuzzBatch, ACampaignReachesTheSameVerdictsBatchedOrNot) {
   Registry reg;
   reg.add(make_ref_backend());
   reg.add(std::make_unique<Quirky>());
+  reg.add(std::make_unique<QuirkyBridged>());
   auto run = [&](bool batch) {
     const fs::path out = fs::temp_directory_path() / ("oplab_fuzz_batch_" + std::to_string(getpid()) + (batch ? "_on" : "_off"));
     fs::remove_all(out);
     fuzz::CampaignOptions o;
     o.ops = {"interpolate", "roi_align"};
-    o.backends = {"quirky"};
+    o.backends = {"quirky", "quirky-bridged"};
     o.seed = 20261125;
     o.out = out.string();
     o.cases = 25;
@@ -264,6 +337,7 @@ TEST(FuzzBatch, ACampaignReachesTheSameVerdictsBatchedOrNot) {
   // The campaign met both defects, so the comparison covered failures and crashes.
   const std::string failures = batched.at("failures").dump();
   EXPECT_NE(failures.find("signal 11"), std::string::npos) << failures;
+  EXPECT_NE(failures.find("its process died"), std::string::npos) << failures;
   EXPECT_NE(failures.find("differential"), std::string::npos) << failures;
 }
 

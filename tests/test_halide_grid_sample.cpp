@@ -18,6 +18,7 @@
 #include "cli/builtin_backends.h"
 #include "compare/float_compare.h"
 #include "fuzz/generators.h"
+#include "halide/glue/grid_sample_path.h"
 #include "halide/halide_backend.h"
 #include "tests/halide_backends.h"
 #include "tests/halide_corpus.h"
@@ -239,6 +240,79 @@ TEST(HalideGridSample, ManyChannelsFillWholeVectorsAndATail) {
               << b->name() << " " << rank << "-D " << mode << " " << pad << ": " << compare::verdict_name(o.verdict)
               << ": " << o.detail;
         }
+}
+
+// The CPU forward copies a 16-channel block of an image to channels-last order (64 bytes per
+// pixel), which Halide cannot allocate past 2^31 - 1 bytes: 33554431 pixels fit
+// (2147483584 bytes), 2^25 do not. Sparse grids (under 1/64 position per pixel) skip the copy.
+TEST(HalideGridSample, ChannelsLastChoice) {
+  using halide_glue::grid_sample_channels_last;
+  EXPECT_TRUE(grid_sample_channels_last(128 * 128, 128 * 128));
+  EXPECT_TRUE(grid_sample_channels_last(16 * 16, 64 * 64));  // 1/16
+  EXPECT_TRUE(grid_sample_channels_last(64, 64 * 64));       // 1/64
+  EXPECT_FALSE(grid_sample_channels_last(63, 64 * 64));
+  EXPECT_FALSE(grid_sample_channels_last(1, 1000));
+  EXPECT_TRUE(grid_sample_channels_last(int64_t(1) << 25, (int64_t(1) << 25) - 1));
+  EXPECT_FALSE(grid_sample_channels_last(int64_t(1) << 25, int64_t(1) << 25));
+}
+
+// 4097 x 8192 pixels (2^25 + 8192): its block would be past 2^31 bytes, Halide's limit (the
+// forward failed with an allocation error), and the grid's 513 x 1024 positions are more than
+// 1/64 of the pixels, so only the size sends it to the plain gather. By hand: every row is the
+// same, X[h][w] = (w mod 1000) / 1000, and each x sits on a pixel centre, (2w + 1) / 8192 - 1
+// (exact in float32), so whatever y, bilinear reads X[.][w] with weights 1 along x and weights
+// summing to 1 along y (forward only: 128 MiB of float32 input, 256 MiB as the case's doubles).
+TEST(HalideGridSample, InputPastTheChannelsLastLimit) {
+  Backend* b = runnable_backend("halide-cpu", "grid_sample");
+  if (!b) GTEST_SKIP() << "halide-cpu cannot run here";
+  const int64_t H = 4097, W = 8192, P = 513 * 1024;
+  ASSERT_FALSE(halide_glue::grid_sample_channels_last(P, H * W));
+  ASSERT_GE(P * 64, H * W);  // the ratio alone would copy
+  Case c;
+  c.op = "grid_sample";
+  c.params = {{"mode", "bilinear"}, {"padding_mode", "zeros"}, {"align_corners", false}};
+  Tensor x(Shape{1, 1, H, W});
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t w = 0; w < W; ++w) x.data[size_t(h * W + w)] = double(w % 1000) / 1000.0;
+  Tensor g(Shape{1, 513, 1024, 2});
+  std::vector<int64_t> col(static_cast<size_t>(P));
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int64_t> wu(0, W - 1);
+  std::uniform_real_distribution<double> yu(-0.99, 0.99);
+  for (int64_t k = 0; k < P; ++k) {
+    col[size_t(k)] = wu(rng);
+    g.data[size_t(2 * k)] = double(2 * col[size_t(k)] + 1) / double(W) - 1.0;
+    g.data[size_t(2 * k + 1)] = yu(rng);
+  }
+  c.inputs["input"] = std::move(x);
+  c.inputs["grid"] = std::move(g);
+  const Result r = evaluate(*b, c);
+  const Tensor& out = r.outputs.at("output");
+  ASSERT_EQ(out.numel(), P);
+  double worst = 0;
+  for (int64_t k = 0; k < P; ++k) {
+    const double want = double(float(double(col[size_t(k)] % 1000) / 1000.0));
+    worst = std::max(worst, std::fabs(out.data[size_t(k)] - want));
+  }
+  EXPECT_LE(worst, 4e-7);  // two float32 products and a sum of values below 1
+}
+
+// Bicubic at an exact integer coordinate: x = -1/3 on 4 pixels (align_corners) is c = 1 in
+// double, where the taps 0 and 2 weigh W(1) = 0 (and 3 weighs W(2) = 0): with the values
+// [1e6, 0, 1e6, 0] the output is exactly 0 from terms that are all 0. float32 rounds x to
+// -0.33333334, c = 1 - 1.5e-8, and the taps 0 and 2 weigh about +-0.75 x 1.5e-8: terms of
+// +-0.011 that cancel, each rounded by the kernel. Its error is float32 rounding of terms the
+// case's own taps weigh 0, so the bound's A must come from the float32-rounded case's taps too
+// (without them A = 0 and the kernel is a finding).
+TEST(HalideGridSample, BicubicBoundCountsTheTapsFloat32Moves) {
+  Case c = row_case({1e6, 0.0, 1e6, 0.0}, {-1.0 / 3.0}, "bicubic", "zeros", true);
+  c.grad_output.reset();
+  ASSERT_NE(double(float(-1.0 / 3.0)), -1.0 / 3.0);
+  ASSERT_EQ(evaluate(ref(), c).outputs.at("output").data[0], 0.0);
+  for (Backend* b : runnable_halide_backends("grid_sample")) {
+    const compare::FloatOutcome o = compare::compare_float_backend(ref(), *b, c);
+    EXPECT_EQ(o.verdict, compare::Verdict::Agree) << b->name() << ": " << compare::verdict_name(o.verdict) << " " << o.detail;
+  }
 }
 
 }  // namespace

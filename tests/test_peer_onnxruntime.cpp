@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "compare/float_compare.h"
+#include "compare/float_divergence.h"
 #include "peer/onnxruntime_backend.h"
 #include "reference/ref_backend.h"
 #include "tests/peer_divergence_helpers.h"
@@ -105,6 +107,57 @@ TEST_F(PeerOnnxruntime, NearestExactDividesByTheFloatScale) {
   EXPECT_EQ(out(ort(), c).data[30], 11);
   EXPECT_EQ(out(*ref, c).data[30], 10);
   proves("ort-resize-nearest-float-division", c, 0.5, 1e-6);
+}
+
+TEST_F(PeerOnnxruntime, NearestExactNearTieRoundsUp) {
+  // 12 -> 115 at sf 9.642857142857142 (135/14), dst 67: exactly 67.5 * 14/135 - 0.5 = 6.5, a tie.
+  // In float32 float(sf) = 9.64285755 > 135/14, so (67.5f / s) - 0.5f = 6.49999952: 6 by
+  // rounding, 6 by SPEC's floor(67.5 * float(1/sf)) = floor(6.99999952). ORT 1.30 reads 7: it
+  // counts a fraction within 1e-6 of 0.5 as a tie (measured, docs/semantics.md).
+  std::vector<double> x(12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = double(i);
+  const Case c = interp({1, 1, 12}, x, {{"mode", "nearest-exact"}, {"scale_factor", {9.642857142857142}}});
+  EXPECT_EQ(out(ort(), c).data[67], 7);
+  EXPECT_EQ(out(*ref, c).data[67], 6);
+  proves("ort-resize-nearest-float-division", c, 0.5, 1e-6);
+}
+
+TEST_F(PeerOnnxruntime, BicubicWeightsAreFloat32) {
+  // 7 -> 14 at sf 2.1, dst 9: src = 9.5 / 2.1 - 0.5 = 4 + 1/42, t = 1/42; only the tap at
+  // index 6 (weight W(2 - t) = -0.75 (t^2 - t^3)) reads a 1: SPEC -4.15047e-4. ORT evaluates
+  // the weight in float32 from 2 - t, where its terms (~3) cancel to ~4e-4: -4.14610e-4, off
+  // by 4.4e-7 (1e-2 of the value), ~13 times the float32 bound of Σ |w x|.
+  const Case c = interp({1, 1, 1, 7}, {1, 0, 0, 0, 0, 0, 1},
+                        {{"mode", "bicubic"}, {"scale_factor", {1.0, 2.1}}, {"align_corners", false}});
+  const double t = 1.0 / 42;
+  EXPECT_NEAR(out(*ref, c).data[9], -0.75 * (t * t - t * t * t), 1e-15);
+  EXPECT_NEAR(out(ort(), c).data[9], -4.1461e-4, 1e-8);
+  EXPECT_EQ(compare::compare_float_backend(*ref, ort(), c, compare::kDefaultBoundMultiple).verdict, compare::Verdict::Disagree);
+  EXPECT_EQ(compare::float_divergence(*ref, ort(), c, false, compare::kDefaultBoundMultiple).value_or(""),
+            "ort-resize-cubic-float32-weights");
+  // The equivalent carries ORT's float32 weights: element 9 (one weight times 1) is ORT's value
+  // exactly; elsewhere ORT's float32 sums of up to four weights are off by an ulp or so of ~1.
+  const auto eq = divergence(ort(), "ort-resize-cubic-float32-weights").peer_equivalent(c);
+  ASSERT_TRUE(eq);
+  const Tensor got = out(ort(), c), emulated = out(*ref, *eq);
+  EXPECT_EQ(got.data[9], emulated.data[9]);
+  EXPECT_LT(max_diff(got, emulated), 1.5e-7);
+}
+
+TEST_F(PeerOnnxruntime, BilinearCoordinatesAreFloat32) {
+  // 6 -> 12 at sf 2.111 on [0, 1, 0, 1, 0, 1], dst 9: src = 9.5 / 2.111 - 0.5 = 4 + 0.0005 / 2.111,
+  // so SPEC gives lambda = 2.36855e-4 (pixel 5 is 1, pixel 4 is 0). ORT's float32 coordinate
+  // near 4.5 lies on a grid of 2^-21: 4.5 + 496 * 2^-21 - 0.5, lambda = 496 * 2^-21 = 2.36511e-4,
+  // off by 3.4e-7, ~20 times the float32 bound of Σ |w x| (it has no term for |x| times the
+  // coordinate's own rounding).
+  const Case c = interp({1, 1, 1, 6}, {0, 1, 0, 1, 0, 1},
+                        {{"mode", "bilinear"}, {"scale_factor", {1.0, 2.111}}, {"align_corners", false}});
+  EXPECT_NEAR(out(*ref, c).data[9], 0.0005 / 2.111, 1e-15);
+  EXPECT_EQ(out(ort(), c).data[9], 496.0 / (1 << 21));
+  EXPECT_EQ(compare::compare_float_backend(*ref, ort(), c, compare::kDefaultBoundMultiple).verdict, compare::Verdict::Disagree);
+  EXPECT_EQ(compare::float_divergence(*ref, ort(), c, false, compare::kDefaultBoundMultiple).value_or(""),
+            "ort-resize-bilinear-float32-coordinates");
+  proves("ort-resize-bilinear-float32-coordinates", c, 3e-7, 1.5e-7);
 }
 
 TEST_F(PeerOnnxruntime, SameShapeIsCopied) {

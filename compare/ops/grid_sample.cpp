@@ -8,8 +8,10 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "compare/float_compare.h"
 #include "compare/op_compare.h"
 #include "core/params.h"
 #include "reference/grid_sample_taps.h"
@@ -98,7 +100,7 @@ void decisions(const Case& c, Decisions& d) {
 // Other modes' weights are >= 0: the reference on |x| is already exact for the output and
 // grads.input, and grads.grid (bilinear's slopes take either sign) keeps the comparison's
 // estimates, a lower estimate of the sum of |terms| (compare/float_compare.cpp).
-void magnitude(const Case& c, Result& mag) {
+void magnitude_at(const Case& c, Result& mag) {
   const GridSampleParams p = parse_grid_sample(c);
   if (p.mode != GridMode::Bicubic) return;
   const Tensor& x = c.in("input");
@@ -131,6 +133,24 @@ void magnitude(const Case& c, Result& mag) {
   if (!backward) return;
   put(mag.grads, "input", std::move(gin));
   put(mag.grads, "grid", std::move(ggrid));
+}
+
+// The taps of the case as sent and of the case as a float32 kernel sees it (float_rounded_case,
+// as the adjoint property takes them): rounding the grid moves a tap that sits exactly on a zero
+// weight (an integer coordinate: W(1) = W(2) = 0) off it, and the kernel then sums a term the
+// sent case's taps weigh 0. The larger of the two per element bounds both the kernels and a
+// double backend.
+void magnitude(const Case& c, Result& mag) {
+  if (parse_grid_sample(c).mode != GridMode::Bicubic) return;
+  Result rounded = mag;
+  magnitude_at(c, mag);
+  magnitude_at(float_rounded_case(c), rounded);
+  for (auto [mine, theirs] : {std::pair{&mag.outputs, &rounded.outputs}, std::pair{&mag.grads, &rounded.grads}})
+    for (auto& [name, t] : *mine) {
+      auto it = theirs->find(name);
+      if (it == theirs->end() || it->second.shape != t.shape) continue;
+      for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = std::max(t.data[i], it->second.data[i]);
+    }
 }
 
 // Flip budget (a fraction of cases, README "Accuracy of the float32 kernels"): the generator

@@ -26,37 +26,45 @@
 //    no spills (the D == 1 stage; D > 1 divides per k and is kept for correctness only).
 //  * grad_weight: the same column, then per row a GEMM over ox in tiles of 4 vectors of input
 //    channels x 6 output channels; the chunks' partials are added in double.
-//  * Gcol = W^T gout (ChannelGcol), the column gradient, per output row as a GEMM with the
-//    input channels along the vectors: tiles of 2 vectors of channels x 8 columns.
-//  * grad_input: per task (2 vectors of channels of one image) and output row, that block's
-//    Gcol, then each sample adds a vector of channels to its corners in the task's own
-//    channels-innermost gradient block (no atomics). The block is allocated per task (a few
-//    hundred KB the heap hands back call after call) instead of one multi-MB buffer per call
-//    whose first touches faulted page by page; the point table is made per row, for the same
-//    reason.
-//  * grad_offset/grad_mask: per output row, the row's Gcol for every channel, then per point
-//    the channels of its offset group a vector at a time: the four corners read from a
-//    channels-innermost copy of the image and Gcol are dense vectors (no gathers), three
-//    vector accumulators per point (Gcol * dB/dy, Gcol * dB/dx, Gcol * B), their lanes added
-//    by halves at the end. (It had Gcol with ox along the vectors and gathered the corners.)
-// Gcol is computed twice, by grad_input and by grad_offset/grad_mask (a GEMM as large as the
-// forward's each); sharing it needs one pipeline whose tasks own both a channel block (the
-// scatter) and all channels of a point (the sums), not done yet.
+//  * Gcol = W^T gout (ChannelGcol), the column gradient, its own pipeline (DeformConv2dGcol):
+//    per output row a GEMM with the input channels along the vectors (tiles of 2 vectors of
+//    channels x 8 columns), stored channels-innermost for one image into a scratch buffer the
+//    glue holds for the call's life. The CPU backward runs image by image: Gcol, then
+//    grad_input and grad_offset/grad_mask both reading it, so it is computed once (each
+//    computed its own before: two GEMMs of the forward's size where one now runs). One image
+//    at a time keeps the scratch at C * kh * kw * Ho * Wo floats (19 MB for C128 64²).
+//  * grad_input: per task (2 vectors of channels of one image) and output row, each sample
+//    adds a vector of that block's Gcol, times its corner weights, to its corners in the
+//    task's own channels-innermost gradient block (no atomics). The block is allocated per
+//    task (a few hundred KB the heap hands back call after call) instead of one multi-MB
+//    buffer per call whose first touches faulted page by page; the point table is made per
+//    row, for the same reason.
+//  * grad_offset/grad_mask: per output row, per point the channels of its offset group a
+//    vector at a time: the four corners read from a channels-innermost copy of the image and
+//    Gcol are dense vectors (no gathers), three vector accumulators per point (Gcol * dB/dy,
+//    Gcol * dB/dx, Gcol * B), their lanes added by halves at the end.
+// Sharing Gcol changes no result: the same tiles sum in the same order (the A/B below
+// compared every output bit for bit).
 // Measured, forward (`oplab bench --shape deform_conv2d --repeats 7`, 2 threads, a shared and
 // heavily loaded machine: that run's FMA probe read 95 GFLOP/s against 445 when quiet): 3.05 /
 // 35.4 / 40.2 ms for N1 C64 56², N8 C64 56², N4 C128 64², 11.9x / 4.9x / 4.0x faster than ONNX
 // Runtime's DeformConv in the same run; 81 / 56 / 124 GFLOP/s, i.e. 18% / 12% / 28% of the
 // quiet peak. perf on N4 C128: of the row tasks' samples the GEMM loop takes ~75%, the
-// sampling ~10%, the output's stores ~14%. Backward, per kernel, the previous schedule and
-// this one alternating in one process (2 threads, heap kept as the bench keeps it, a machine
-// at load 4.5; median of 7, the better of two rounds each): N1 C64 grad_input 2.8 -> 3.1 ms,
-// grad_offset/mask 10.9 -> 3.0, grad_weight 3.0 -> 2.7, backward 16.7 -> 10.3 ms (8.1x -> 4.8x
-// the forward); N8 C64 43 -> 36, 92 -> 40, 35 -> 35, 178 -> 111 ms (6.7x -> 4.1x); N4 C128
-// 100 -> 67, 88 -> 80, 76 -> 64, 265 -> 218 ms (4.1x -> 3.7x). perf on N8 C64, share of
-// the whole run (forward included) before -> after: grad_offset/mask 33% -> 22%, grad_input
-// 19% -> 21%, grad_weight 10% -> 15%, forward 16% -> 19%. The target (backward <= 2.5x the
-// forward) is missed: the backward runs three GEMMs of the forward's size (grad_weight's and
-// Gcol twice) besides its samplings, the scatter and the per-point sums.
+// sampling ~10%, the output's stores ~14%.
+// Backward, sharing Gcol (before: grad_input and grad_offset/grad_mask each with its own; the
+// earlier history is in docs/bench/2026-11-25b-cpu.md), both versions alternating in one
+// process with the forward and grad_weight (2 threads, a machine at load 5-7; median of 9,
+// ms): N8 C64 grad_input + grad_offset/mask 94 -> 77 (Gcol 24, grad_input 27, grad_offset/mask
+// 26), backward 134 -> 117, 3.6x -> 3.2x the forward's 37; N4 C128 168 -> 120 (70, 21, 30),
+// 249 -> 202, 3.7x -> 3.0x the forward's 67. N1 C64 is too short to time at that load (the
+// new backward's median 9.0 and 15.5 ms in two rounds, the old one's 15.0 and 19.8). Every
+// output equal bit for bit. perf, share of the kernels' samples (forward included) before ->
+// after: N8 C64 forward 23 -> 26%, grad_weight 23 -> 25%, grad_input 28 -> 19%,
+// grad_offset/mask 26 -> 19%, Gcol 12%; N4 C128 24 -> 28%, 23 -> 26%, 27 -> 14%, 26 -> 11%,
+// 21%. The target (backward <= 2.5x the forward) is still missed: the backward runs two GEMMs
+// of the forward's size, Gcol and grad_weight's (which also samples again the column the
+// forward sampled), each taking about the forward's time (N4 C128: 70 and 81 ms against 67),
+// so 2x goes before the scatter and the per-point sums (~0.3-0.5x each).
 #include <string>
 #include <vector>
 
@@ -202,9 +210,10 @@ struct Gcol {
 };
 
 // CPU: the same Gcol with the channels innermost, gcol_t(c, j, i, ox, oy, n), as a GEMM per
-// output row: the weight copied channels-innermost (wt_t), grad_output broadcast. grad_input
-// and grad_offset/grad_mask read it a vector of channels at a time. Channels past C (the
-// schedules round up to whole tiles) read clamped weights and are never stored.
+// output row: the weight copied channels-innermost (wt_t), grad_output broadcast. The Gcol
+// pipeline stores it per image (its output is gcol_t's value); grad_input and
+// grad_offset/grad_mask read that a vector of channels at a time. Channels past C (the
+// schedule rounds up to whole tiles) read clamped weights.
 struct ChannelGcol {
   Func wt_t{"wt_t"}, sum{"gsum"}, gcol_t{"gcol_t"};
   RDom ro;
@@ -225,17 +234,20 @@ struct ChannelGcol {
   // Weight group of channel ch (0 without groups: no division in the inner loops).
   static Expr group_of(const Conv& cv, Expr ch) { return select(cv.G == 1, 0, clamp(ch / cv.Cg, 0, cv.G - 1)); }
 
-  // gcol_t of a row at `at`, in register tiles of kC channels (kC / vec vectors) times kOx
-  // outputs along ox: per output channel, kC / vec weight vectors loaded and kOx grad_output
-  // elements broadcast.
-  void schedule(LoopLevel at, int vec, int kC, int kOx) {
-    Var co{"co"}, ci{"ci"}, cv_{"cv"}, oxo{"oxo"}, oxi{"oxi"};
-    gcol_t.compute_at(at)
-        .split(c, co, ci, kC, TailStrategy::RoundUp)
-        .split(ox, oxo, oxi, kOx, TailStrategy::RoundUp)
-        .reorder(ci, oxi, oxo, j, i, co)
+  // `out` (gcol_t's value, with gcol_t's arguments), one task per output row, in register
+  // tiles of kC channels (kC / vec vectors) times kOx outputs along ox: per output channel,
+  // kC / vec weight vectors loaded and kOx grad_output elements broadcast. The output buffer
+  // is rounded up to whole tiles by the caller.
+  void schedule(Func out, int vec, int kC, int kOx) {
+    Var co{"co"}, ci{"ci"}, cv_{"cv"}, oxo{"oxo"}, oxi{"oxi"}, row{"row"};
+    std::vector<Var> a = out.args();  // (c, j, i, ox, oy, n)
+    out.split(a[0], co, ci, kC, TailStrategy::RoundUp)
+        .split(a[3], oxo, oxi, kOx, TailStrategy::RoundUp)
+        .reorder(ci, oxi, oxo, a[1], a[2], co, a[4], a[5])
+        .fuse(a[4], a[5], row)
+        .parallel(row)
         .vectorize(ci, vec);
-    sum.compute_at(gcol_t, oxo).vectorize(c, vec).unroll(ox);
+    sum.compute_at(out, oxo).vectorize(c, vec).unroll(ox);
     Stage su = sum.update();
     su.split(c, cv_, ci, vec).reorder(ci, cv_, ox, ro.x).vectorize(ci).unroll(cv_).unroll(ox);
     su.specialize(G == 1);
@@ -399,6 +411,38 @@ class DeformConv2dForward : public Generator<DeformConv2dForward> {
   }
 };
 
+// The column gradient Gcol = W^T gout (ChannelGcol) of the images of grad_output, stored
+// channels-innermost, gcol(c, j, i, ox, oy, n), for grad_input and grad_offset/grad_mask to
+// share (CPU only: the GPU pipelines compute it where they use it). The output buffer must be
+// rounded up to whole tiles: its channels to a multiple of 64 and its ox to a multiple of 8
+// (the tiles of every CPU target); the extra elements hold values for clamped channels and
+// columns.
+class DeformConv2dGcol : public Generator<DeformConv2dGcol> {
+ public:
+  Input<Buffer<float>> weight{"weight", 5};
+  Input<Buffer<float>> grad_output{"grad_output", 5};
+  Output<Buffer<float>> gcol{"gcol", 6};
+
+  Var c{"c"}, j{"j"}, i{"i"}, ox{"ox"}, oy{"oy"}, n{"n"};
+  ChannelGcol cg;
+
+  void generate() {
+    Conv cv;
+    cv.kw = weight.dim(0).extent(), cv.kh = weight.dim(1).extent(), cv.Cg = weight.dim(2).extent();
+    cv.Cog = weight.dim(3).extent(), cv.G = weight.dim(4).extent(), cv.Wo = grad_output.dim(0).extent();
+    cg.define(cv, weight, grad_output, c, j, i, ox, oy, n);
+    gcol(c, j, i, ox, oy, n) = cg.sum(c, j, i, ox, oy, n);
+    estimate(weight, {3, 3, 64, 64, 1});
+    estimate(grad_output, {56, 56, 64, 1, 1});
+    estimate(gcol, {64, 3, 3, 56, 56, 1});
+  }
+
+  void schedule() {
+    const int vec = natural_vector_size<float>();
+    cg.schedule(gcol, vec, 2 * vec, 8);
+  }
+};
+
 // grad_input: the transpose of B, scattered. Each input plane (n, c) is written only by the
 // samples of its own channel, so the CPU runs planes in parallel with no atomics; the GPU
 // runs output positions in parallel and adds atomically.
@@ -406,18 +450,19 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
  public:
   OPLAB_DCN_INPUTS
   Input<Buffer<float>> grad_output{"grad_output", 5};
+  // CPU: Gcol of these images (DeformConv2dGcol); the GPU schedule computes its own.
+  Input<Buffer<float>> gcol{"gcol", 6};
   Output<Buffer<float>> grad_input{"grad_input", 4};
 
   Var ox{"ox"}, oy{"oy"}, j{"j"}, i{"i"}, d{"d"}, c{"c"}, n{"n"}, x{"x"}, y{"y"};
   Func geo{"geo"}, geo_c{"geo_c"}, shares{"shares"};
   Gcol gc;
   RDom rs;
-  // CPU: Gcol channels-innermost (cg) and the gradient channels-innermost (gin_t).
-  ChannelGcol cg;
+  // CPU: the gradient channels-innermost (gin_t).
   Func gin_t{"gin_t"};
   Expr D_;
 
-  // CPU: Gcol = W^T gout per output row (ChannelGcol), then the scatter: each sample adds a
+  // CPU: Gcol = W^T gout read from the gcol input, then the scatter: each sample adds a
   // vector of channels to its corners in gin_t(c, x, y, n), whose channels are innermost, so a
   // corner's share is one dense vector add. A task owns a block of channels of one image and
   // its own block of gin_t (a few hundred KB, reused from the heap call after call instead of
@@ -429,11 +474,10 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
     // let the rounded-up channels read valid elements; they are never stored to grad_input.)
     D_ = cv.D;
     auto offset_group_of = [&](Expr ch) { return select(cv.D == 1, 0, clamp(ch / cv.Cd, 0, cv.D - 1)); };
-    cg.define(cv, weight, grad_output, c, j, i, ox, oy, n);
-    Func gcol_t = cg.gcol_t;
-
     FuncRef s = geo(rox, roy, rj, ri, offset_group_of(c), n);
-    Expr mg = s[8] * gcol_t(c, rj, ri, rox, roy, n);
+    // (Every channel read is below the buffer's extent, the glue's rounding; the promise keeps
+    // Halide's bound for the rounded-up, fused channel loops from running past it.)
+    Expr mg = s[8] * gcol(unsafe_promise_clamped(c, 0, gcol.dim(0).extent() - 1), rj, ri, rox, roy, n);
     Expr share = select(ra == 0, select(rb == 0, s[4], s[5]), select(rb == 0, s[6], s[7])) * mg;
     Expr on = select(ra == 0, select(rb == 0, dcn_corner_on(s[9], 0, 0), dcn_corner_on(s[9], 0, 1)),
                      select(rb == 0, dcn_corner_on(s[9], 1, 0), dcn_corner_on(s[9], 1, 1)));
@@ -463,6 +507,7 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
       define_cpu(cv, rb, ra, rox, rj, ri, roy);
       estimate_inputs();
       estimate(grad_output, {56, 56, 64, 1, 8});
+      estimate(gcol, {64, 3, 3, 56, 56, 8});
       estimate(grad_input, {56, 56, 64, 8});
       return;
     }
@@ -520,11 +565,10 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
       // order to emit a native float atomic add (atom.global.add.f32) instead of a CAS loop.
       geo_c.compute_at(grad_input, rj);
     } else {
-      // Per task (a block of kC channels of one image) and output row: its Gcol (all taps) in
-      // register tiles of kC channels times kOx outputs along ox (per output channel, kC / vec
-      // weight vectors loaded and kOx grad_output elements broadcast), then the row's scatter.
+      // Per task (a block of kC channels of one image) and output row: the row's scatter,
+      // reading the block's Gcol a vector of channels at a time.
       const int vec = natural_vector_size<float>();
-      const int kC = 2 * vec, kOx = 8;
+      const int kC = 2 * vec;
       Var cbn{"cbn"}, cb{"cb"}, ci{"ci"};
       grad_input.split(c, cb, ci, kC, TailStrategy::GuardWithIf)
           .reorder(x, y, ci, cb, n)
@@ -539,7 +583,6 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
           .unroll(rb)
           .unroll(ra);
       gu.specialize(D_ == 1);
-      cg.schedule(LoopLevel(gin_t, roy), vec, kC, kOx);
       geo.compute_at(gin_t, roy).vectorize(ox, vec, TailStrategy::GuardWithIf);
     }
   }
@@ -553,6 +596,8 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
  public:
   OPLAB_DCN_INPUTS
   Input<Buffer<float>> grad_output{"grad_output", 5};
+  // CPU: Gcol of these images (DeformConv2dGcol); the GPU schedule computes its own.
+  Input<Buffer<float>> gcol_in{"gcol", 6};
   Output<Buffer<float>> grad_offset{"grad_offset", 7};
   Output<Buffer<float>> grad_mask{"grad_mask", 6};
 
@@ -560,9 +605,8 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
   Func geo{"geo"}, terms{"terms"};
   Gcol gcol;
   RDom rc;
-  // CPU: the image channels-innermost (in_t), Gcol channels-innermost (cg), the per-lane sums
-  // of a point (lanes) and the three sums of every point (sums).
-  ChannelGcol cg;
+  // CPU: the image channels-innermost (in_t), the per-lane sums of a point (lanes) and the
+  // three sums of every point (sums).
   Func in_t{"in_t"}, lanes{"lanes"}, sums{"sums"};
   std::vector<std::pair<Func, int>> folds;  // (fold, its width)
   RDom rco;
@@ -613,15 +657,15 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
       // CPU: per point, the channels of its offset group a vector at a time, lane l summing
       // channels l, l + vec, ... (lanes), then the lanes added together (sums). Gcol and the
       // image are both channels-innermost, so a point's corners and Gcol are dense vectors:
-      // no gathers. Lanes past the group's last channel read valid elements (in_t and wt_t
-      // clamp the channel) and add nothing.
+      // no gathers. Lanes past the group's last channel read valid elements (in_t clamps the
+      // channel; the glue's view of Gcol reaches 64 channels past its last) and add nothing.
       const int vec = natural_vector_size<float>();
       in_t(c, x, y, n) = input(x, y, clamp(c, 0, cv.C - 1), n);
-      cg.define(cv, weight, grad_output, c, j, i, ox, oy, n);
       rco = RDom(0, (cv.Cd + vec - 1) / vec, "rco");
       Expr cl = rco * vec + l, ch = d * cv.Cd + cl;
       FuncRef s = geo(ox, oy, j, i, d, n);
-      std::vector<Expr> t = channel_terms(s, cg.gcol_t(ch, j, i, ox, oy, n), [&](int a, int b) {
+      Expr chg = unsafe_promise_clamped(ch, 0, gcol_in.dim(0).extent() - 1);  // as grad_input's read
+      std::vector<Expr> t = channel_terms(s, gcol_in(chg, j, i, ox, oy, n), [&](int a, int b) {
         return select(dcn_corner_on(s[6], a, b), in_t(ch, s[b ? 1 : 0], s[a ? 3 : 2], n), 0.0f);
       });
       Expr valid = cl < cv.Cd;
@@ -648,6 +692,7 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
 
     estimate_inputs();
     estimate(grad_output, {56, 56, 64, 1, 8});
+    estimate(gcol_in, {64, 3, 3, 56, 56, 8});
     estimate(grad_offset, {56, 56, 2, 3, 3, 1, 8});
     estimate(grad_mask, {56, 56, 3, 3, 1, 8});
   }
@@ -663,11 +708,9 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
       gpu_point_tiles(grad_offset, ox, oy, {}, {comp, j, i, d, n});
       gpu_point_tiles(grad_mask, ox, oy, {}, {j, i, d, n});
     } else {
-      // One task per output row: its point table and its Gcol (every channel and tap, in
-      // register tiles as grad_input's), then per point the lane sums (a few vector
-      // accumulators) and their horizontal sums.
+      // One task per output row: its point table, then per point the lane sums (a few vector
+      // accumulators, reading the row's Gcol) and their horizontal sums.
       const int vec = natural_vector_size<float>();
-      const int kC = 2 * vec, kOx = 8;
       Var row{"row"}, dn{"dn"}, yn{"yn"};
       sums.compute_root().bound(k, 0, 3).reorder(k, ox, j, i, d, oy, n).fuse(oy, n, row).parallel(row).unroll(k);
       lanes.compute_at(sums, ox).vectorize(l);
@@ -677,7 +720,6 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
         if (width > 1) f.vectorize(l);
       }
       geo.compute_at(sums, row).vectorize(ox, vec, TailStrategy::GuardWithIf);
-      cg.schedule(LoopLevel(sums, row), vec, kC, kOx);
       // The image transposed as the forward's ChannelColumn does it: vectors along x.
       in_t.compute_root().reorder(x, c, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
       grad_offset.reorder(ox, comp, j, i, oy, d, n).fuse(d, n, dn).parallel(dn).vectorize(ox, vec, TailStrategy::GuardWithIf);
@@ -811,6 +853,7 @@ class DeformConv2dGradWeight : public Generator<DeformConv2dGradWeight> {
 }  // namespace
 
 HALIDE_REGISTER_GENERATOR(DeformConv2dForward, deform_conv2d_forward)
+HALIDE_REGISTER_GENERATOR(DeformConv2dGcol, deform_conv2d_gcol)
 HALIDE_REGISTER_GENERATOR(DeformConv2dGradInput, deform_conv2d_grad_input)
 HALIDE_REGISTER_GENERATOR(DeformConv2dGradOffsetMask, deform_conv2d_grad_offset_mask)
 HALIDE_REGISTER_GENERATOR(DeformConv2dGradWeight, deform_conv2d_grad_weight)

@@ -42,9 +42,16 @@ void define_taps(Func& tx, Func& ty, const Func& grid, Expr W, Expr H, Expr mode
 //    vectorising over positions, which gathers each tap a float at a time from 64 planes
 //    (4 MiB per image). What bounds it now: the random 64-byte loads from in_cl (cache
 //    latency) and writing the output.
+//  * CPU with channels_last = false (the glue's choice, halide/glue/grid_sample_path.h): no
+//    copy; a task per (row, image), taps once per row, channels in turn, positions vectorised,
+//    each tap gathered a float at a time from its plane. For inputs whose copy Halide cannot
+//    allocate (a block is 64 H W bytes: past 2^31 bytes, 33.5 M pixels) and for grids with
+//    few positions per input pixel, where the copy costs more than the sampling it speeds up.
+//    The same sums in the same order as the channels-last path: identical results.
 //  * GPU: a thread per (position, channel), 16 x 16 positions per block.
 class GridSampleForward : public Generator<GridSampleForward> {
  public:
+  GeneratorParam<bool> channels_last{"channels_last", true};
   OPLAB_GRID_INPUTS
   Output<Buffer<float>> output{"output", 4};
 
@@ -54,14 +61,16 @@ class GridSampleForward : public Generator<GridSampleForward> {
 
   void generate() {
     define_taps(tx, ty, grid, input.dim(0).extent(), input.dim(1).extent(), mode, padding, align_corners);
-    if (get_target().has_gpu_feature()) {
+    if (get_target().has_gpu_feature() || !channels_last) {
       Expr T = taps_of(mode);
       r = RDom({{0, T}, {0, T}}, "r");  // (kx, ky)
       FuncRef a = tx(r.x, x, y, n), b = ty(r.y, x, y, n);
       Expr on = Expr(a[kValid]) * Expr(b[kValid]) != 0.0f;
       Expr v = input(a[kIndex], b[kIndex], c, n);
       acc(x, y, c, n) = 0.0f;
-      acc(x, y, c, n) += select(on, Expr(b[kW]) * Expr(a[kW]) * v, 0.0f);
+      Expr sum = acc(x, y, c, n) + select(on, Expr(b[kW]) * Expr(a[kW]) * v, 0.0f);
+      // On the CPU in tap order without fused multiply-adds, as the channels-last path sums.
+      acc(x, y, c, n) = get_target().has_gpu_feature() ? sum : strict_float(sum);
       output(x, y, c, n) = acc(x, y, c, n);
       return;
     }
@@ -97,6 +106,15 @@ class GridSampleForward : public Generator<GridSampleForward> {
           .gpu_blocks(xo, yo, cn)
           .gpu_threads(xi, yi);
       acc.compute_at(output, xi);
+      return;
+    }
+    if (!channels_last) {
+      const int vec = natural_vector_size<float>();
+      Var yn{"yn"};
+      output.reorder(x, c, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
+      acc.compute_at(output, c).vectorize(x, vec, TailStrategy::GuardWithIf);
+      acc.update().reorder(x, r.x, r.y).vectorize(x, vec, TailStrategy::GuardWithIf);
+      for (Func* t : {&tx, &ty}) row_taps_at(*t, output, yn, vec);
       return;
     }
     const int B = natural_vector_size<float>();

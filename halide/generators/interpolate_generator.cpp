@@ -72,6 +72,36 @@
 //     1/4, the exact reciprocal, the store) and the x pass 29 (4 stride-4 loads as permutes):
 //     0.35-0.41x the time in two runs, 75-156% of the memcpy (it reads 16 bytes per byte
 //     written), OpenCV / ours 4.9-6.3x.
+//
+// Rings (later runs, the same way: the previous kernels against these, float32 cv::resize and
+// a 2-thread memcpy of the same bytes, medians of 31-81, load average 4-8, so first quartiles
+// are given beside the medians). The sliding window along y (z for trilinear) kept a whole
+// plane of the pass before it; it now keeps a ring of 4 rows (linear) or 8 (cubic) on the 2x
+// paths (the tables' paths keep the whole axis), with the output the same bit for bit:
+//   bilinear x2 1.12-1.27x faster in four runs of six (medians of the per-run ratio; 1.02 and
+//   1.04 in the other two); with align_corners=true (its 2x path, weights from the tables)
+//   1.26x in one; bicubic x2 1.22-1.24x in two of three (0.99 in the third);
+//   trilinear x2 unchanged within the noise (0.90-0.99). Also tried, no gain beyond the noise:
+//   outputs 64-byte aligned instead of 16 bytes past (1.02); parallel tasks of 8 planes
+//   (1.01-1.04); trilinear in strips of 8 rows so that its ring of y-pass slices stays in L1
+//   (0.90-0.97, slower).
+// What bounds each mode now (% of the memcpy, median and first quartile): Halide 14 stores
+// through the cache, so every output line is read before it is written (in + 2 out bytes move,
+// against the memcpy's in + out). A copy loop with cached stores ran at 110-124% of the memcpy,
+// one with non-temporal stores at 120-153%; nearest x2, the bilinear bytes with 3 instructions
+// per 16, is a cached-store kernel's ceiling: 67-100%.
+//   bilinear x2: 52-76%, 1.14-1.37x nearest x2's time (first quartiles, three runs); OpenCV /
+//     ours 1.69-2.05x (five runs; the previous kernel 1.46-1.73x). A steady 2x needs about the
+//     speed of nearest x2 (OpenCV's bilinear / our nearest: 1.95x in the 2026-11-25b record),
+//     the ceiling itself. A hand-written bilinear x2 (C++, AVX-512) with non-temporal stores
+//     ran at 0.55-0.70x the speed of the same code with cached stores on this machine: no
+//     evident way past the ceiling here.
+//   bicubic x2: 37-77%; nearest at its shape takes 0.34-0.45x its time, so memory does not
+//     bound it: its instructions (x pass 19 per 16, y pass 4 taps) are the likely bound, not
+//     measured apart; OpenCV / ours 3.6-4.4x.
+//   trilinear x2: 28-59%; nearest 3-D at its shape takes 0.18-0.29x its time: not memory
+//     either; not measured further.
+//   area 128->32: 62-90% (it reads 16 bytes per byte written: the read side of the copy).
 #include <algorithm>
 #include <climits>
 
@@ -135,10 +165,13 @@ void require_paths_fit(Gen& gen, const std::vector<InterpAxisTaps>& axes) {
 }
 
 // One axis' versions for the CPU schedule: the condition of each closed form's version and
-// the condition that names the tables (undefined: the axis has no closed form).
+// the condition that names the tables (undefined: the axis has no closed form). `fold`, when
+// defined: the rows (slices) of the pass before this axis' pass to keep while the window
+// slides along it (InterpSchedule::cpu).
 struct InterpAxisPaths {
   std::vector<Expr> closed;
   Expr tables;
+  Expr fold;
 };
 
 // Schedules shared by both directions. `out` is the pipeline output, `passes` the separable
@@ -183,8 +216,16 @@ struct InterpSchedule {
         // the computing overlaps the output's stores. With a table along b its bounds are the
         // whole axis, and the window is computed once, at the first step: the plane schedule.
         // (Measured: bilinear x2 forward 12% faster than a plane per task.)
+        // Where the axis says how many rows the window spans (`fold`), only those are kept,
+        // as a ring, instead of a whole plane of the pass before (32 KiB at the bilinear x2
+        // bench shape, all of L1). The ring is stored at the loop just outside the sliding
+        // one: Halide folds storage only there, and a 2-D kernel has its unit z loop between
+        // the plane loop and y. (Measured: file comment, "Rings".)
         const int b = passes[i + 1].axis;
-        if (b > ps.axis && i + 2 == passes.size())
+        const Expr fold = size_t(b) < paths.size() ? paths[size_t(b)].fold : Expr();
+        if (b > ps.axis && i + 2 == passes.size() && fold.defined())
+          ps.g.store_at(out, b == 1 ? v.z : v.p).compute_at(out, v.axis(b)).fold_storage(v.axis(b), fold);
+        else if (b > ps.axis && i + 2 == passes.size())
           ps.g.store_at(out, v.p).compute_at(out, v.axis(b));
         else if (b > ps.axis && i + 3 == passes.size() && passes[i + 2].axis > b)
           ps.g.compute_at(passes[i + 1].g, v.axis(passes[i + 2].axis));  // one slice per slice of its consumer
@@ -307,6 +348,15 @@ class InterpolateForward : public Generator<InterpolateForward> {
     return a == 1 ? Expr(y_path) : Expr(z_path);
   }
 
+  // The rows of the previous pass that the sliding window of linear or cubic along a y or z
+  // axis keeps: on a closed form, a 2x upsampling, each output row reads 2 (linear) or 4
+  // (cubic) consecutive rows, so a ring of 4 or 8 (Halide checks at run time that it holds
+  // them); through the tables the window is the whole input axis, computed at the first step.
+  Expr window_rows(const InterpAxisTaps& ax, const Expr& tables) const {
+    if (!tables.defined() || kind == InterpKind::Area) return Expr();
+    return select(tables, ax.in(), kind == InterpKind::Cubic ? 8 : 4);
+  }
+
   void generate() {
     const Expr scales[3] = {scale_x, scale_y, scale_z};
     const Expr taps[3] = {taps_x, taps_y, taps_z};
@@ -336,8 +386,10 @@ class InterpolateForward : public Generator<InterpolateForward> {
     const Expr outs[3] = {out_x, out_y, out_z};
     InterpSchedule{v, dims}.apply(output, outs, passes, tap_tables(axes, false), get_target(), [&] {
       std::vector<InterpAxisPaths> paths;
-      for (const auto& ax : axes)
-        paths.push_back({ax.closed_conditions(), ax.path().defined() ? ax.path() == oplab_interp::kXTables : Expr()});
+      for (const auto& ax : axes) {
+        const Expr tables = ax.path().defined() ? ax.path() == oplab_interp::kXTables : Expr();
+        paths.push_back({ax.closed_conditions(), tables, window_rows(ax, tables)});
+      }
       return paths;
     });
   }

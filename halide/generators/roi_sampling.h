@@ -29,28 +29,40 @@
 // 7x7; 2 threads; A/B ratios alternating run by run in one process, as the machine was shared):
 //  - A task owns a block of 16 channels: it copies the block (both images, 7.8 MB) with the
 //    channels innermost, so that a sample of 16 channels is 4 dense vector loads, then runs
-//    every roi over it. A profile of roi_align sr2 (perf, cpu-clock) put ~15% of the time in
-//    that copy, ~45% in the sample loop (stalled on its loads: ~25 cycles a sample of 16
-//    channels, where the loads alone need ~4) and ~30% in writing the output, 16 scalar
-//    stores at the channel stride per vector of 16 channels.
+//    every roi over it.
 //  - The rois are visited in cache order (RoiOrder): by image, band of 32 rows, column. In
 //    input order 1000 random boxes revisit the 7.8 MB block at random, out of L2; sorted,
 //    consecutive boxes share rows. Writing the output straight from the sorted loop scattered
 //    its cache lines and lost the gain (0.8-1.0x against input order), so each task keeps its
 //    results by step (res, 3 MB) and writes the output in roi order. Against the input-order
 //    kernels: roi_align sr2 1.2-1.3x, adaptive 1.25-1.3x, deform_roi_pool 1.4-1.45x.
-//  - Writing res with the bins innermost, so that the output could be written 8 bins at a
-//    time, changed nothing measurable (1.0x): kept as 16 channels a vector.
+//  - roi_align and deform_roi_pool keep every step's results for the block (res, 3 MB) with
+//    the bins innermost, as the output is, and then write the output a row of bins at a time
+//    (8-wide, masked past pooled_w): 1.05-1.18x against 16 scalar stores per bin.
 //  - roi_pool keeps two running maxima (roi_pool_generator.cpp) and the cache order: 1.1x;
-//    writing its two outputs 16 channels a vector (they were written a lane at a time): 1.45x
-//    on top; 1.25-1.3x in all against the kernel before (the shared machine's noise is in
-//    these spreads).
-//  - Still far from the copy bandwidth (the forward moves 175 MB: at 30 GB/s that is 6 ms; on
-//    the shared machine these kernels took 50-150 ms of CPU time across both threads, roi_align
-//    sr2 the least, roi_pool the most). What bounds them: the copy reads the input once and
-//    writes the block (~250 MB of traffic, ~15% of roi_align's time); the sample loop, whose
-//    loads wait on L2/L3 (4 cache lines a sample; an adaptive grid has about 3x the samples of
-//    sr2 here); the output's 16 stores a vector.
+//    writing its two outputs 16 channels a vector: 1.45x on top. Then (FlatBins below) each
+//    step's value and argmax (6 KB) go straight to the output at the roi's own index, a dense
+//    run of 16 * 49 values written with full-width stores, instead of a 6 MB res per task
+//    copied out 7 bins at a time: 1.15-1.23x. The same change on roi_align (flat output, per
+//    step or through res) measured 0.95-1.10x, inside the noise of unchanged kernels in the
+//    same runs (0.95-1.13x): not kept there.
+//  - Far from the copy bandwidth (the forward moves 175 MB: at 52 GB/s that is 3.4 ms). What
+//    bounds them, from perf (cpu-clock) of the kernels alone on the loaded 2-core machine,
+//    counting cycles at the 2.1 GHz TSC:
+//    roi_align sr2 (~50 ms of CPU time): 1000 rois x 49 bins x 4 samples x 16 blocks = 3.1 M
+//    samples of 16 channels, 12.5 M corner loads of a 64-byte line (800 MB from the blocks),
+//    ~34 cycles a sample in all. Shares: the block copy ~19% (reads the input once, writes
+//    the 7.8 MB block: ~250 MB of traffic), the sample loop ~45% (~15 cycles a sample,
+//    waiting on its loads: a box averages ~26 x 26 feature pixels, ~700 lines, about one new
+//    line per corner load at sr2, so most corners miss L2 (1 MB) whatever the roi order), the
+//    output ~36% (50 MB to lines not in cache: stores wait on the line fills; full-width
+//    stores instead of masked rows left that share at ~27-30%, so it is the traffic, not the
+//    store count). The adaptive grid has ~3x the samples.
+//    roi_pool (~100-120 ms): 9.35 M inner iterations (two rows of one column, 16 channels,
+//    271 M element reads from the blocks), ~25 cycles each in all. Shares: the bins' scan
+//    ~44% (~11 cycles an iteration: the compare-and-blend chains), the output ~38% (value and
+//    argmax, 100 MB, full-width stores waiting on line fills as in roi_align), per-bin set-up
+//    ~9%, the block copy ~8%.
 #include <string>
 #include <utility>
 #include <vector>
@@ -455,6 +467,29 @@ struct RoiOrder {
   void schedule_cpu() {
     rois.compute_root();
     inverse.compute_root();
+  }
+};
+
+// The bins of a roi as one index b = pw + ph * PW (roi_pool's CPU forward): the glue passes the
+// output with its bins as one dimension of PH * PW (dims (PH * PW, 1, C, K), the same memory),
+// so that a roi's block of 16 channels is one dense run of 16 * PH * PW floats, written with
+// full-width vector stores rather than a masked store per row of bins. A bin's row and column
+// come from two small tables: a load, not a division by the run-time PW per bin and block.
+struct FlatBins {
+  Halide::Var b{"b"};
+  Halide::Func row{"bin_row"}, col{"bin_col"};
+  Halide::Expr PH, PW;
+  void define(Halide::Expr PH_, Halide::Expr PW_) {
+    PH = PH_, PW = PW_;
+    row(b) = b / PW;
+    col(b) = b % PW;
+  }
+  // (Clamped so that bounds inference sees the range; b is always in [0, PH * PW).)
+  Halide::Expr row_of(Halide::Expr bb) const { return Halide::clamp(row(bb), 0, PH - 1); }
+  Halide::Expr col_of(Halide::Expr bb) const { return Halide::clamp(col(bb), 0, PW - 1); }
+  void schedule_cpu() {
+    row.compute_root();
+    col.compute_root();
   }
 };
 

@@ -1,7 +1,8 @@
 // deform_conv2d on the Halide kernels: float32 copies of the tensors, viewed with the channel
 // axes split by group (the layouts at the top of the generator), ones for an absent mask and
-// zeros for an absent bias, and the calls: the forward always, the three backward pipelines
-// when the case has grad_output.
+// zeros for an absent bias, and the calls: the forward always, the backward pipelines when the
+// case has grad_output. On the CPU the backward runs image by image: the column gradient Gcol
+// of an image into a scratch buffer, then grad_input and grad_offset/grad_mask reading it.
 #include <algorithm>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "deform_conv2d_fwd_cpu.h"
 #include "deform_conv2d_fwd_cuda.h"
 #include "deform_conv2d_fwd_opencl.h"
+#include "deform_conv2d_gcol_cpu.h"
 #include "deform_conv2d_grad_input_cpu.h"
 #include "deform_conv2d_grad_input_cuda.h"
 #include "deform_conv2d_grad_input_opencl.h"
@@ -33,6 +35,15 @@ Buf view_as(TensorF& t, std::initializer_list<int64_t> extents) {
   std::vector<int> e;
   for (int64_t x : extents) e.push_back(to_int32(x, "a buffer extent"));
   return host_buffer(t.data.data(), e);
+}
+
+// Image n of a buffer whose outermost dimension is the batch, as a view with that dimension
+// at 0 (the per-image Gcol scratch has one image, at 0).
+Buf image(const Buf& b, int n) {
+  const int last = b.dimensions() - 1;
+  Buf v = b.cropped(last, n, 1);
+  v.translate(last, -n);
+  return v;
 }
 
 // grad_weight sums the (n, oy) rows in `chunks` equal parts, one partial result each: a
@@ -84,11 +95,13 @@ class DcnCall {
       gw_b_ = weight_view(g_w_);
       gb_b_ = view_as(g_b_, {Cog_, p_.G});
       chunks_ = weight_chunks(p_.N * p_.Ho, weight_.numel(), on_gpu(device));
+      make_gcol_scratch();
     }
   }
 
   ~DcnCall() {
-    for (Buf* b : {&in_b_, &off_b_, &mask_b_, &w_b_, &bias_b_, &out_b_, &gout_b_, &gi_b_, &goff_b_, &gm_b_, &gw_b_, &gb_b_})
+    for (Buf* b : {&in_b_, &off_b_, &mask_b_, &w_b_, &bias_b_, &out_b_, &gout_b_, &gi_b_, &goff_b_, &gm_b_, &gw_b_, &gb_b_,
+                   &gcol_w_, &gcol_r_})
       release(*b);
   }
 
@@ -119,12 +132,24 @@ class DcnCall {
       return;
     }
     auto gi = OPLAB_KERNEL(deform_conv2d_grad_input, device_);
-    check(gi(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, gi_b_), ctx_,
-          "deform_conv2d grad_input");
-
     auto gom = OPLAB_KERNEL(deform_conv2d_grad_offset_mask, device_);
-    check(gom(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, goff_b_, gm_b_), ctx_,
-          "deform_conv2d grad_offset/grad_mask");
+    if (on_gpu(device_)) {
+      // The GPU pipelines compute Gcol themselves; gcol_r_ is a placeholder.
+      check(gi(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, gcol_r_, gi_b_), ctx_,
+            "deform_conv2d grad_input");
+      check(gom(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, gcol_r_, goff_b_, gm_b_),
+            ctx_, "deform_conv2d grad_offset/grad_mask");
+    } else {
+      for (int n = 0; n < int(p_.N); ++n) {
+        Buf in = image(in_b_, n), off = image(off_b_, n), mask = image(mask_b_, n), gout = image(gout_b_, n);
+        Buf g_in = image(gi_b_, n), g_off = image(goff_b_, n), g_mask = image(gm_b_, n);
+        check(deform_conv2d_gcol_cpu(&ctx_, w_b_, gout, gcol_w_), ctx_, "deform_conv2d Gcol");
+        check(gi(&ctx_, in, off, mask, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout, gcol_r_, g_in), ctx_,
+              "deform_conv2d grad_input");
+        check(gom(&ctx_, in, off, mask, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout, gcol_r_, g_off, g_mask), ctx_,
+              "deform_conv2d grad_offset/grad_mask");
+      }
+    }
 
     auto gw = OPLAB_KERNEL(deform_conv2d_grad_weight, device_);
     check(gw(&ctx_, in_b_, off_b_, mask_b_, w_b_, sy(), sx(), py(), px(), dy(), dx(), gout_b_, chunks_, gw_b_, gb_b_),
@@ -162,6 +187,31 @@ class DcnCall {
   }
 
  private:
+  // The CPU backward's Gcol of one image, gcol(c, j, i, ox, oy) (DeformConv2dGcol), held for
+  // the call's life, so a timed backward reuses pages already touched. The Gcol kernel writes
+  // whole tiles: channels rounded up to 64, ox to 8 (gcol_w_). The readers see the same memory
+  // with 64 more channels per row (gcol_r_): grad_offset/grad_mask's vectors of an offset
+  // group's channels may run past the last channel; those lanes read the next row's values
+  // (or the slack at the end) and are discarded. On a GPU, a one-element placeholder.
+  void make_gcol_scratch() {
+    if (on_gpu(device_) || !work_) {
+      gcol_.assign(1, 0.0f);
+      gcol_r_ = host_buffer(gcol_.data(), {1, 1, 1, 1, 1, 1});
+      return;
+    }
+    const int64_t Cw = (p_.C + 63) / 64 * 64, Wp = (p_.Wo + 7) / 8 * 8;
+    const std::vector<int64_t> ext = {Cw, p_.kw, p_.kh, Wp, p_.Ho, 1};
+    std::vector<halide_dimension_t> dims;
+    int64_t stride = 1;
+    for (int64_t e : ext) {
+      dims.push_back({0, to_int32(e, "a Gcol extent"), to_int32(stride, "a Gcol stride"), 0});
+      stride *= e;
+    }
+    gcol_.assign(size_t(stride + 64), 0.0f);
+    gcol_w_ = Buf(gcol_.data(), int(dims.size()), dims.data());
+    dims[0].extent += 64;
+    gcol_r_ = Buf(gcol_.data(), int(dims.size()), dims.data());
+  }
   Buf offset_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, 2, p_.kw, p_.kh, p_.D, p_.N}); }
   Buf mask_view(TensorF& t) const { return view_as(t, {p_.Wo, p_.Ho, p_.kw, p_.kh, p_.D, p_.N}); }
   Buf weight_view(TensorF& t) const { return view_as(t, {p_.kw, p_.kh, Cg_, Cog_, p_.G}); }
@@ -181,8 +231,9 @@ class DcnCall {
   CallContext ctx_;
   TensorF input_, offset_, weight_, mask_, bias_, out_;
   TensorF gout_, g_in_, g_off_, g_mask_, g_w_, g_b_;
+  std::vector<float> gcol_;
   Buf in_b_, off_b_, mask_b_, w_b_, bias_b_, out_b_;
-  Buf gout_b_, gi_b_, goff_b_, gm_b_, gw_b_, gb_b_;
+  Buf gout_b_, gi_b_, goff_b_, gm_b_, gw_b_, gb_b_, gcol_w_, gcol_r_;
 };
 
 std::optional<std::string> supported_always(const Case&) { return std::nullopt; }

@@ -3,7 +3,9 @@
 // with the generators' layouts (dims reversed: input (w, h[, d], c, n), grid (k, x, y[, z], n)),
 // mode, padding and align_corners as kernel parameters, and the calls: the forward, then
 // grad_input and grad_grid when the case has grad_output. Nothing to sample (an empty batch,
-// channel axis or grid) leaves every output and gradient 0 without a call.
+// channel axis or grid) leaves every output and gradient 0 without a call. The 4-D forward on
+// the CPU has two paths (grid_sample_path.h): channels-last, or the plain gather for inputs too
+// large for its copy and for sparse grids.
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -27,10 +29,28 @@
 #include "grid_sample_grad_input_cpu.h"
 #include "grid_sample_grad_input_cuda.h"
 #include "grid_sample_grad_input_opencl.h"
+#include "grid_sample_plain_fwd_cpu.h"
+#include "grid_sample_plain_fwd_cuda.h"
+#include "grid_sample_plain_fwd_opencl.h"
+#include "halide/glue/grid_sample_path.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
 
 namespace oplab::halide_glue {
+
+// The copy reads and writes every pixel of a block once, in whole cache lines; the plain gather
+// reads a cache line per tap row and channel. Measured on the CPU kernels themselves, the two
+// alternated in one process (median of 15 ratios plain / channels-last, 64 channels): at 1/64
+// position per pixel the plain gather wins every shape (0.22 to 0.69: 64^2 and 128^2 pixels,
+// 1 and 8 images); at 1/32 and 1/16 it depends on the batch and the grid's width (16 x 16 on
+// 64 x 64: 0.65 for one image, whose input stays in cache between calls, 1.40 for 8; 16 x 8
+// on 64 x 64: 1.26 and 2.46); at 1/8 and above channels-last wins (1.2 to 2.5).
+constexpr double kMinPositionsPerPixel = 1.0 / 64;
+
+bool grid_sample_channels_last(int64_t positions, int64_t pixels) {
+  if (pixels > kHalideMaxAllocation / kGridSampleBlockBytesPerPixel) return false;
+  return double(positions) >= kMinPositionsPerPixel * double(pixels);
+}
 
 namespace {
 
@@ -66,7 +86,9 @@ class GridSampleCall {
 
   void forward() {
     if (!work_) return;
-    auto fwd = three_d() ? OPLAB_KERNEL(grid_sample3d_fwd, device_) : OPLAB_KERNEL(grid_sample_fwd, device_);
+    auto fwd = three_d()                                               ? OPLAB_KERNEL(grid_sample3d_fwd, device_)
+               : grid_sample_channels_last(p_.Ho * p_.Wo, p_.H * p_.W) ? OPLAB_KERNEL(grid_sample_fwd, device_)
+                                                                       : OPLAB_KERNEL(grid_sample_plain_fwd, device_);
     check(fwd(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), out_b_), ctx_, "grid_sample forward");
   }
 

@@ -35,6 +35,13 @@ class RoiPoolCall : public RoiCall {
     std::vector<int> sizes;
     for (auto d = out_.shape.rbegin(); d != out_.shape.rend(); ++d) sizes.push_back(to_int32(*d, "a buffer extent"));
     argmax_b_ = host_buffer(argmax_.data(), sizes);
+    // The CPU kernel takes the bins as one dimension (FlatBins, roi_sampling.h): views of the
+    // same memory with dims (PH * PW, 1, C, K).
+    if (work_ && !on_gpu(device_)) {
+      const std::vector<int> flat = {to_int32(p_.PH * p_.PW, "a roi's bins"), 1, sizes[2], sizes[3]};
+      out_flat_b_ = host_buffer(out_.data.data(), flat);
+      argmax_flat_b_ = host_buffer(argmax_.data(), flat);
+    }
   }
   ~RoiPoolCall() override {
     if (argmax_b_.raw_buffer()->device) argmax_b_.device_free();
@@ -43,7 +50,9 @@ class RoiPoolCall : public RoiCall {
   void forward() {
     if (!work_) return;
     const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
-    const int status = OPLAB_KERNEL(roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, ph, pw, order_b_, out_b_, argmax_b_);
+    const bool gpu = on_gpu(device_);
+    const int status = OPLAB_KERNEL(roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, ph, pw, order_b_,
+                                                           gpu ? out_b_ : out_flat_b_, gpu ? argmax_b_ : argmax_flat_b_);
     check(status, ctx_, "roi_pool forward");
     forward_done_ = true;
   }
@@ -63,7 +72,8 @@ class RoiPoolCall : public RoiCall {
   bool forward_done_ = false;
   float scale_ = 1;
   std::vector<int32_t> argmax_;
-  Halide::Runtime::Buffer<int32_t> argmax_b_;
+  Halide::Runtime::Buffer<int32_t> argmax_b_, argmax_flat_b_;
+  Buf out_flat_b_;
 };
 
 const HalideOpRegistrar registrar({"roi_pool", run_call<RoiPoolCall>, nullptr, prepare_call<RoiPoolCall>});
