@@ -146,16 +146,19 @@ AxisMap ort_cubic_map(const InterpAxis& a, bool align_corners) {
   return m;
 }
 
-std::optional<Case> cubic_float_weights(const Case& c) {
+// The equivalent case of a 2-D interpolate of `mode` read through ORT's float32 axis maps;
+// none at scale 1 on every axis, where x = d exactly and ORT reads each pixel with SPEC's taps
+// and weights (0, 1, 0, 0 for cubic, exact in float32): nothing to state.
+std::optional<Case> float32_map_case(const Case& c, InterpMode mode, AxisMap (*map)(const InterpAxis&, bool)) {
   if (c.op != "interpolate") return std::nullopt;
   const InterpParams p = parse_interpolate(c);
-  if (p.mode != InterpMode::Bicubic) return std::nullopt;
-  // At scale 1 on every axis ORT reads each pixel with weights 0, 1, 0, 0, exact in float32
-  // (the same-shape copy's equivalent): nothing to state.
+  if (p.mode != mode) return std::nullopt;
   if (ort_scale(p.axes[0], p.align_corners) == 1.0f && ort_scale(p.axes[1], p.align_corners) == 1.0f)
     return std::nullopt;
-  return separable_map_case(c, p, ort_cubic_map(p.axes[0], p.align_corners), ort_cubic_map(p.axes[1], p.align_corners));
+  return separable_map_case(c, p, map(p.axes[0], p.align_corners), map(p.axes[1], p.align_corners));
 }
+
+std::optional<Case> cubic_float_weights(const Case& c) { return float32_map_case(c, InterpMode::Bicubic, ort_cubic_map); }
 
 // Resize linear (2-D, UpsampleBilinear) as ORT computes it: the float32 coordinate above,
 // clamped into [0, in - 1] in float32, taps i = (int)x and min(i + 1, in - 1) with weights
@@ -175,12 +178,7 @@ AxisMap ort_linear_map(const InterpAxis& a, bool align_corners) {
 }
 
 std::optional<Case> bilinear_float_coordinates(const Case& c) {
-  if (c.op != "interpolate") return std::nullopt;
-  const InterpParams p = parse_interpolate(c);
-  if (p.mode != InterpMode::Bilinear) return std::nullopt;
-  if (ort_scale(p.axes[0], p.align_corners) == 1.0f && ort_scale(p.axes[1], p.align_corners) == 1.0f)
-    return std::nullopt;  // x = d exactly: SPEC's taps
-  return separable_map_case(c, p, ort_linear_map(p.axes[0], p.align_corners), ort_linear_map(p.axes[1], p.align_corners));
+  return float32_map_case(c, InterpMode::Bilinear, ort_linear_map);
 }
 
 // Resize given scales sizes its output by the float32 product float(sf) * float(in), truncated

@@ -9,6 +9,7 @@
 
 #include "cli/builtin_backends.h"
 #include "fuzz/properties.h"
+#include "tests/property_runner.h"
 #include "reference/ref_backend.h"
 
 namespace oplab {
@@ -54,14 +55,7 @@ class Residue : public Backend {
   std::unique_ptr<Backend> ref_ = make_ref_backend();
 };
 
-fuzz::CheckResult identity_on(Backend& subject, const Case& c) {
-  const fuzz::Property* p = fuzz::find_property("dcn-zero-offset-conv");
-  EXPECT_NE(p, nullptr);
-  auto ref = make_ref_backend();
-  const fuzz::Isolation in_process{fuzz::IsolationMode::None, 10};
-  fuzz::CheckContext ctx(c, subject, *ref, in_process);
-  return fuzz::run_check(*p, ctx);
-}
+fuzz::CheckResult identity_on(Backend& subject, const Case& c) { return run_property("dcn-zero-offset-conv", subject, c); }
 
 // The measured residue, 1.8e-9 (0.36 u of the terms' 0.0839 with u = 2^-24): just past the
 // relative rule (1e-4 x (9.0e-6 + 9.0e-6) = 1.80e-9), far inside the rounding bound

@@ -8,6 +8,7 @@
 
 #include "cli/builtin_backends.h"
 #include "fuzz/properties.h"
+#include "tests/property_runner.h"
 #include "reference/ref_backend.h"
 
 namespace oplab {
@@ -49,14 +50,7 @@ class Residue : public Backend {
   std::unique_ptr<Backend> ref_ = make_ref_backend();
 };
 
-fuzz::CheckResult permutation_on(Backend& subject, const Case& c) {
-  const fuzz::Property* p = fuzz::find_property("permutation");
-  EXPECT_NE(p, nullptr);
-  auto ref = make_ref_backend();
-  const fuzz::Isolation in_process{fuzz::IsolationMode::None, 10};
-  fuzz::CheckContext ctx(c, subject, *ref, in_process);
-  return fuzz::run_check(*p, ctx);
-}
+fuzz::CheckResult permutation_on(Backend& subject, const Case& c) { return run_property("permutation", subject, c); }
 
 // The residue's size: a double backend (u = 2^-53) summing terms of total size 1 may leave
 // gamma_n of it; 2 u is within the bound (2 B >= 16 u (A = 1)). The relative rule alone
