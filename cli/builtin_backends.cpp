@@ -13,6 +13,8 @@ Registry& builtin_backends() {
     auto* r = new Registry;  // lives for the whole process: backends may own child processes
     r->add(make_ref_backend());
     r->add(make_torchvision_backend());
+    // torch's own kernels at the precisions users run them in (SPEC §15).
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) r->add(make_torchvision_backend(t));
     r->add(make_halide_backend(HalideDevice::Cpu));
     r->add(make_halide_backend(HalideDevice::Cuda));
     r->add(make_halide_backend(HalideDevice::OpenCL));

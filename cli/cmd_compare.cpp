@@ -13,6 +13,7 @@
 #include "compare/differential.h"
 #include "compare/dtype_case.h"
 #include "compare/float_compare.h"
+#include "compare/judge.h"
 #include "compare/tolerance.h"
 #include "core/case_io.h"
 #include "core/metrics.h"
@@ -22,17 +23,6 @@
 namespace oplab::cli {
 
 namespace {
-
-// One backend's verdict on the case, as the campaign's differential property gives it.
-std::pair<compare::Verdict, std::string> judge(Backend& ref, Backend& b, const Case& c) {
-  if (compare::judged_by_bound(b, c.op)) {  // float32/16, bfloat16: the bound with the dtype's u
-    const compare::FloatOutcome o = compare::compare_float_backend(ref, b, c);
-    return {o.verdict, o.detail};
-  }
-  const compare::Outcome o =
-      compare::compare_on_case(ref, b, compare::case_for(b, c), compare::tolerance_between(ref, b), b.divergences());
-  return {o.verdict, o.verdict == compare::Verdict::NamedDivergence ? o.divergence : o.detail};
-}
 
 void print_tensors(const Result& want, const Result& got, Dtype dtype) {
   auto rows = [&](const char* kind, const std::map<std::string, Tensor>& w, const std::map<std::string, Tensor>& g) {
@@ -95,7 +85,10 @@ int run(const std::string& path, const std::vector<std::string>& names) {
       std::cout << "  " << n << ": cannot run here: " << *why << '\n';
       continue;
     }
-    const auto [verdict, detail] = judge(ref, b, c);
+    // The one judge (compare/judge.h): the verdict the campaign's differential property gives.
+    const compare::Judgement j = compare::judge(b, ref, c);
+    const compare::Verdict verdict = j.verdict;
+    const std::string& detail = j.detail;
     failed |= compare::is_failure(verdict);
     const bool bound = compare::judged_by_bound(b, c.op);
     // The dtype it is judged in: "double" (float64, 1e-10) or float32/float16/bfloat16.

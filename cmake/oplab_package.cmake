@@ -72,7 +72,8 @@ file(GLOB _oplab_peer_scripts CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/peer/*.py)
 install(FILES ${_oplab_peer_scripts} DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab)
 # The Python helper of the line protocol (docs/protocol.md) and its example backends.
 install(FILES ${PROJECT_SOURCE_DIR}/python/oplab_backend.py DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab/python)
-install(FILES ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align.py ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align_buggy.py
+install(FILES ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align.py ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align_f16.py
+              ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align_buggy.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab/examples/python-exec)
 
 # The OpenCV peer links OpenCV when the build found it (peer/CMakeLists.txt): so must users of the archive.

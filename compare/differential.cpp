@@ -123,7 +123,8 @@ Outcome compare_on_case(Backend& ref, Backend& other, const Case& c, const Toler
     want = eval(ref, c);
   } catch (const std::exception& e) {
     o.verdict = Verdict::Error;
-    o.detail = std::string("ref: ") + e.what();
+    o.ref_failed = true;
+    o.detail = ref.name() + ": " + e.what();
     return o;
   }
   try {

@@ -31,6 +31,7 @@ struct Outcome {
   std::string divergence;  // name(s) when NamedDivergence
   std::string detail;      // what disagreed first (tensor, index, values) or the error text
   double max_rel = 0;      // worst |e - r| / (|r| + floor) over all tensors
+  bool ref_failed = false; // the Error is the first backend's (compare_on_case's `ref`)
 };
 
 // The case on which the reference computes what a backend with these divergences computes:

@@ -31,7 +31,7 @@ Case dtype_rounded_case(const Case& c, DType t) {
 }
 
 Case case_for(const Backend& b, const Case& c) {
-  Case s = b.is_float32() ? c : dtype_rounded_case(c, b.dtype(c.op));
+  Case s = b.geometry_as_reference() ? c : dtype_rounded_case(c, b.dtype(c.op));
   if (s.grad_output && !b.computes_grads(c.op)) s.grad_output.reset();
   return s;
 }

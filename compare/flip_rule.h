@@ -21,10 +21,14 @@ enum class FlipRule {
   // reference decides it, so only the reference on the float32-rounded case (with the op's
   // kernel rounding) may explain a failing element, besides a tie among max winners.
   KernelRounding,
-  // Where the backend rounds is not declared: the case with its coordinates nudged by 4 and 32
-  // float32 ulps (each axis either way, boxes growing and shrinking) may explain it too. This
-  // is generous, since a real border bug looks like a nudge; it is the rule for a kernel
-  // whose precision is unknown.
+  // The backend forms its geometry in its own dtype T, as the kernels people ship do (SPEC
+  // §15: torchvision's and ONNX Runtime's kernels, a user's kernel over --exec or --plugin):
+  // the reference on the case with its inputs and parameters rounded to T (the T-formed case,
+  // compare/float_compare.h), and on that case with its coordinates nudged by 4 and 32 T ulps
+  // (each axis either way, boxes growing and shrinking), may explain it; the 4-ulp ones that
+  // move no decision measure the geometry's slope term instead. Generous, since a real border
+  // bug looks like a nudge: what keeps it honest is the budget and the seeded precision bugs
+  // it must still catch (variants/bug_*precision*).
   NearbyCoordinates,
 };
 const char* flip_rule_name(FlipRule r);  // "kernel-rounding", "nearby-coordinates"

@@ -10,6 +10,8 @@ namespace oplab::compare {
 
 double nudged(double v, double r) { return v * (1 + r) + (v == 0 ? r : 0.0); }
 
+double nudged_normalised(double v, double r) { return v + r * (std::fabs(v) + 1); }
+
 void nudge_rois(Case& c, double ra, double rb, double end_sign) {
   Tensor& t = c.inputs.at("rois");
   for (int64_t k = 0; k < t.dim(0); ++k)

@@ -84,6 +84,11 @@ inline const OpCompare& op_compare(const std::string& op) { return OpTraits<OpCo
 
 // Shared pieces of the ops' traits (compare/nudge.cpp).
 double nudged(double v, double r);  // v (1 + r), and r itself at 0
+// A normalised coordinate (grid_sample's grid in [-1, 1], ms_deform_attn's locations in
+// [0, 1]) nudged by r (|v| + 1): a kernel forms its pixel coordinate as (v + 1) * size / 2 or
+// v * size - 0.5, whose rounding is relative to the pixel coordinate, not to v (v near 0 reads
+// the middle of the map, where a relative nudge of v moves nothing).
+double nudged_normalised(double v, double r);
 // rois: x columns 1, 3 by ra, y columns 2, 4 by rb; columns 3, 4 (the end corner) by end_sign.
 void nudge_rois(Case& c, double ra, double rb, double end_sign);
 // offset: even and odd channels (the two axes, in either op's order) by rb and ra.

@@ -1,11 +1,13 @@
 #pragma once
 // Which tolerance and which named divergences apply to a backend: the one place where a
-// backend's precision plugs into the fuzz properties. The double backends (ref, torchvision
-// in float64, the study and seeded-bug variants built on the reference) get the default
-// Tolerance (1e-10 relative, README "Agreement"). A float32 backend (Backend::is_float32():
-// halide-cpu, -cuda, -opencl) gets the float rule of tolerance.cpp in the metamorphic properties
-// and the per-element error bound of compare/float_compare.h in the differential one;
-// register_tolerance() overrides the rule for one backend by name.
+// backend's precision plugs into the metamorphic properties (SPEC §15: an identity's
+// tolerance comes from the backend's dtype, never from double). The tolerance follows what the
+// backend declares for the op: its dtype (Backend::dtype) and the type it accumulates in
+// (Backend::accumulation). float64 backends (ref, torchvision in float64, the study and
+// seeded-bug variants built on the reference) get the default Tolerance (1e-10 relative,
+// README "Agreement"); a float32, float16 or bfloat16 one the rule of tolerance.cpp. The
+// differential property judges every non-float64 backend by the per-element bound of
+// compare/float_compare.h instead. register_tolerance() overrides the rule for one backend.
 #include <string>
 #include <vector>
 
@@ -15,9 +17,12 @@
 
 namespace oplab::compare {
 
-Tolerance tolerance_for(const Backend& b);
+// The tolerance of an identity both of whose sides `b` computes in its dtype for `op`.
+Tolerance tolerance_for(const Backend& b, const std::string& op);
+// The same from the types alone (what tolerance_for uses; for tests and docs).
+Tolerance tolerance_for_types(DType dtype, DType accumulation);
 // Two backends compared with each other: the looser of their tolerances.
-Tolerance tolerance_between(const Backend& a, const Backend& b);
+Tolerance tolerance_between(const Backend& a, const Backend& b, const std::string& op);
 void register_tolerance(const std::string& backend_name, const Tolerance& tol);
 
 // What the backend is known to do differently from SPEC (only the torchvision peer has any).

@@ -11,6 +11,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::Skipped: return "skipped";
     case Verdict::Disagree: return "DISAGREE";
     case Verdict::Error: return "ERROR";
+    case Verdict::PrecisionExhausted: return "precision-exhausted";
   }
   return "?";
 }

@@ -10,7 +10,12 @@
 //                     winner) the other way, within the rounding its flip rule allows
 //                     (compare/flip_rule.h); counted against a budget, never as agreement
 //   unsupported       the backend declined the case (no such kernel, dtype, mode)
-//   skipped           the check does not apply or gives no evidence (the reason is given)
+//   skipped           the check does not apply or gives no evidence (the reason is given); also
+//                     when the oracle failed or declined the case (the oracle's outcome, never
+//                     the subject's)
+//   precision-exhausted  the backend's declared precision cannot answer this case meaningfully:
+//                     its bound admits an error as large as the terms (SPEC §15). Neither
+//                     agreement nor a finding; reported with its smallest case
 //   DISAGREE          a finding: the results differ beyond anything that explains them
 //   ERROR             a finding: the backend errored, crashed or hung where it should have run
 #include <optional>
@@ -19,8 +24,8 @@
 
 namespace oplab::compare {
 
-enum class Verdict { Agree, NamedDivergence, BoundaryFlip, Unsupported, Skipped, Disagree, Error };
-inline constexpr int kVerdicts = 7;
+enum class Verdict { Agree, NamedDivergence, BoundaryFlip, Unsupported, Skipped, Disagree, Error, PrecisionExhausted };
+inline constexpr int kVerdicts = 8;
 
 const char* verdict_name(Verdict v);
 std::optional<Verdict> verdict_from_name(const std::string& name);

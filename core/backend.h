@@ -31,6 +31,8 @@ enum class DType { Float64, Float32, Float16, BFloat16 };
 const char* dtype_name(DType t);                                // "float64", "float32", "float16", "bfloat16"
 std::optional<DType> dtype_from_name(const std::string& name);  // nullopt for any other name
 double unit_roundoff(DType t);                                  // 2^-53, 2^-24, 2^-11, 2^-8
+// float32 for float16 and bfloat16, the type itself otherwise (Backend::accumulation).
+inline DType default_accumulation(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
 
 class Backend {
  public:
@@ -62,6 +64,10 @@ class Backend {
   // The type this backend computes `op` in; built-in backends say it through is_float32(),
   // external ones declare it per op (docs/protocol.md).
   virtual DType dtype(const std::string& op) const { return is_float32() ? DType::Float32 : DType::Float64; }
+  // The type its sums are accumulated in (SPEC §15): a float16 or bfloat16 kernel is assumed to
+  // accumulate in float32, as production half kernels do, unless it says otherwise (torch's CPU
+  // RoI kernels in float16 add every sample in half). The bound's gamma_n takes this type's u.
+  virtual DType accumulation(const std::string& op) const { return default_accumulation(dtype(op)); }
   // False when the backend evaluates only the forward of `op`: cases with grad_output are then
   // sent without it and its gradients are not judged.
   virtual bool computes_grads(const std::string& op) const { return true; }
@@ -72,6 +78,10 @@ class Backend {
   // flip (compare/flip_rule.h); false leaves the backend's rounding undeclared.
   virtual bool geometry_as_reference() const { return false; }
   virtual BackendRole role() const { return BackendRole::Implementation; }
+  // True for a backend that `--backend all` leaves out: it runs only when named. torch's
+  // reduced-precision kernels (torchvision-f32, -f16, -bf16) are, while their calibration
+  // against the precision rule is under way (README, "What a kernel is held to").
+  virtual bool opt_in() const { return false; }
   // What this backend is known to do differently from SPEC, each proven on its equivalent
   // case (core/divergence.h). A disagreement one of them explains is not a failure.
   virtual const std::vector<Divergence>& divergences() const {

@@ -57,6 +57,12 @@ class ExecBackend : public Backend {
     return client_.hello() ? client_.hello()->dtype : DType::Float64;
   }
 
+  DType accumulation(const std::string& op) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto d = client_.decl(op)) return d->accumulation;
+    return default_accumulation(client_.hello() ? client_.hello()->dtype : DType::Float64);
+  }
+
   bool computes_grads(const std::string& op) const override {
     std::lock_guard<std::mutex> lock(mutex_);
     auto d = client_.decl(op);

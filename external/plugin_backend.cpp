@@ -111,11 +111,6 @@ class PluginBackend : public Backend {
     if (c.grad_output && !it->second.grads) return name() + " (plugin) computes no backward of " + c.op;
     return std::nullopt;
   }
-  bool is_float32() const override {
-    for (const auto& [op, d] : ops_)
-      if (d.dtype == DType::Float64) return false;
-    return true;
-  }
   DType dtype(const std::string& op) const override {
     auto it = ops_.find(op);
     return it == ops_.end() ? DType::Float64 : it->second.dtype;

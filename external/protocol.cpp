@@ -1,6 +1,7 @@
 #include "external/protocol.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -60,7 +61,7 @@ Hello parse_hello(const std::string& line) {
   }
   if (j.contains("error") && j["error"].is_string() && j.value("kind", std::string()) == "unavailable")
     throw HelloRefused(excerpt(j["error"].get<std::string>(), 300));
-  only_keys(j, {"protocol", "name", "description", "dtype", "ops", "versions"}, "its hello");
+  only_keys(j, {"protocol", "name", "description", "dtype", "accumulation", "ops", "versions"}, "its hello");
   if (!j.contains("protocol")) bad("its hello has no \"protocol\" (this harness speaks protocol 1)");
   if (!j["protocol"].is_number_integer() || j["protocol"].get<long long>() != kVersion)
     bad("its hello asks for protocol " + excerpt(j["protocol"].dump(), 20) + "; this harness speaks protocol 1");
@@ -81,6 +82,10 @@ Hello parse_hello(const std::string& line) {
   }
   if (!j.contains("dtype")) bad("its hello has no \"dtype\" (float64, float32, float16 or bfloat16)");
   h.dtype = dtype_of(j["dtype"], "its hello's \"dtype\"");
+  // The accumulation type declared at the top level, if any: the default of the ops that do not
+  // declare their own (without either: float32 for float16 and bfloat16, SPEC §15).
+  std::optional<DType> top_acc;
+  if (j.contains("accumulation")) top_acc = dtype_of(j["accumulation"], "its hello's \"accumulation\"");
   if (!j.contains("ops") || !j["ops"].is_object() || j["ops"].empty())
     bad("its hello has no \"ops\" (an object naming at least one op)");
   const std::vector<std::string> known = op_names();
@@ -92,9 +97,11 @@ Hello parse_hello(const std::string& line) {
     }
     const std::string where = "its hello's ops." + op;
     if (!decl.is_object()) bad(where + " must be an object ({} for the defaults)");
-    only_keys(decl, {"dtype", "grads"}, where);
+    only_keys(decl, {"dtype", "accumulation", "grads"}, where);
     OpDecl d;
     d.dtype = decl.contains("dtype") ? dtype_of(decl["dtype"], where + ".dtype") : h.dtype;
+    d.accumulation = decl.contains("accumulation") ? dtype_of(decl["accumulation"], where + ".accumulation")
+                                                   : top_acc.value_or(default_accumulation(d.dtype));
     if (decl.contains("grads")) {
       if (!decl["grads"].is_boolean()) bad(where + ".grads must be true or false");
       d.grads = decl["grads"].get<bool>();

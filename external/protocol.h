@@ -18,6 +18,9 @@ inline constexpr int kVersion = 1;
 // backward (false: it is sent cases without grad_output).
 struct OpDecl {
   DType dtype = DType::Float32;
+  // The type its sums are accumulated in (SPEC §15; `"accumulation"` in the hello, per op or
+  // top level): by default float32 for float16 and bfloat16, the dtype itself otherwise.
+  DType accumulation = DType::Float32;
   bool grads = true;
 };
 

@@ -72,6 +72,7 @@ Plan resolve(const CampaignOptions& opt, Registry& reg) {
     throw std::invalid_argument("fuzz: --against " + opt.against + " cannot run here: " + *why);
   if (is_all(opt.backends) && !opt.backends.empty()) {
     for (Backend* b : reg.all()) {
+      if (b->opt_in()) continue;  // runs only when named
       if (auto why = b->unavailable_reason()) plan.unavailable[b->name()] = *why;
       else if (b != plan.against || !opt.oracle_excluded) plan.subjects.push_back(b);
     }

@@ -51,11 +51,11 @@ CheckResult check(CheckContext& ctx) {
   // On the case as the subject computes it: a float32 kernel rounds the grid itself, which
   // moves its weights (a tap at distance 2 - 1e-16 weighs 0 in double, 4e-8 in float32).
   if (auto exact = compare::op_compare(c.op).magnitude)
-    exact(b.is_float32() ? compare::float_rounded_case(c) : compare::case_for(b, c), mag_result);
+    exact(b.geometry_as_reference() ? compare::float_rounded_case(c) : compare::case_for(b, c), mag_result);
   const double S = dot(mag_result.outputs.at("output"), *mag.grad_output);
   const double bias_term = c.has("bias") && base->grads.count("bias") ? dot(c.in("bias"), base->grads.at("bias")) : 0.0;
   // |S|: an op with negative weights (bicubic's outer lobes) can make S negative or small.
-  const double allowed = tolerance_for(b).adjoint * std::fabs(S);
+  const double allowed = tolerance_for(b, c.op).adjoint * std::fabs(S);
 
   auto expect = [&](const std::string& input, const std::string& grad) {
     if (!c.has(input) || !base->grads.count(grad) || verdict.failed()) return;
@@ -65,7 +65,7 @@ CheckResult check(CheckContext& ctx) {
     os.precision(17);
     os << "<f(x), grad_output> = " << lhs << " but <" << input << ", grad_" << grad << ">"
        << (bias_term != 0 ? " + <bias, grad_bias>" : "") << " = " << rhs << " (difference " << std::fabs(lhs - rhs)
-       << ", allowed " << allowed << " = " << tolerance_for(b).adjoint << " x " << S << ")";
+       << ", allowed " << allowed << " = " << tolerance_for(b, c.op).adjoint << " x " << S << ")";
     verdict = CheckResult::fail(os.str());
     verdict.metrics["adjoint." + input] = {{"lhs", lhs}, {"rhs", rhs}, {"scale", S}};
   };

@@ -9,6 +9,7 @@
 #include "compare/dtype_case.h"
 #include "compare/float_compare.h"
 #include "compare/float_divergence.h"
+#include "compare/judge.h"
 #include "fuzz/properties.h"
 #include "compare/tolerance.h"
 
@@ -36,88 +37,51 @@ void add_metrics(CheckResult& r, const Result& want, const Result& got) {
   add("grads", want.grads, got.grads);
 }
 
-// A float32 backend against a double one: the per-element error bound of SPEC §9, with
-// boundary flips told apart (compare/float_compare.h). A flip is its own verdict, counted
-// against the op's flip budget by the campaign (fuzz/campaign_records.h). The case's accuracy
-// statistics travel with the verdict (it may be judged in a forked child).
-CheckResult float_check(CheckContext& ctx, const Case& c, Backend& oracle, Backend& f) {
-  return ctx.judged_apart(
-      [&](const compare::Evaluate& eval) {
-        const FloatOutcome o = compare_float_backend(oracle, f, c, compare::kDefaultBoundMultiple, eval);
-        // A float peer's named divergences (opencv, onnxruntime), proven on their equivalent case.
-        // A flip a divergence explains exactly (the peer's own index rule) is that divergence.
-        if (o.verdict == Verdict::Disagree || o.verdict == Verdict::BoundaryFlip || (o.verdict == Verdict::Error && !o.crashed))
-          if (auto name = compare::float_divergence(oracle, f, c, o.verdict == Verdict::Error, compare::kDefaultBoundMultiple,
-                                                    o.verdict == Verdict::BoundaryFlip))
-            return CheckResult::explained(Verdict::NamedDivergence, *name);
-        compare::AccuracyStats one;
-        one.add(c, o);
-        CheckResult r;
-        switch (o.verdict) {
-          case Verdict::Agree: r = CheckResult::pass(); break;
-          case Verdict::BoundaryFlip: r = CheckResult::explained(Verdict::BoundaryFlip, one.flip_summary()); break;
-          case Verdict::Unsupported: return CheckResult::unsupported(o.detail);
-          case Verdict::Skipped: return CheckResult::skip(o.detail);  // a vacuous bound: no evidence
-          case Verdict::Disagree: {
-            r = CheckResult::fail(o.detail + " (" + f.name() + " vs " + oracle.name() + ", " + dtype_name(f.dtype(c.op)) +
-                                  " bound)");
-            r.metrics["outputs.output"] = {{"max_abs", o.output_metrics.max_abs}, {"max_rel", o.output_metrics.max_rel},
-                                           {"max_ulp", o.output_metrics.max_ulp}, {"worst_bound_ratio", o.worst_ratio}};
-            break;
-          }
-          default: {
-            CheckResult e = CheckResult::error(o.detail);
-            e.crashed = o.crashed;
-            return e;
-          }
-        }
-        r.worst = o.worst_ratio;
-        if (one.cases()) r.accuracy = std::move(one);
-        return r;
-      },
-      {&oracle, &f});
-}
-
-CheckResult double_check(CheckContext& ctx, const Case& c, Backend& subject, Backend& against) {
-  // Divergences are stated for the peer relative to SPEC, whose code is the reference: the
-  // peer always plays `other`, whichever side of the comparison the user put it on.
-  Backend* oracle = &against;
-  Backend* other = &subject;
-  if (!divergences_for(against).empty() && divergences_for(subject).empty()) std::swap(oracle, other);
-
-  const Outcome o = compare_on_case(*oracle, *other, c, tolerance_between(subject, against), divergences_for(*other),
-                                    ctx.evaluator());
-  switch (o.verdict) {
-    case Verdict::Agree: {
-      CheckResult r = CheckResult::pass();
-      r.worst = o.max_rel;
-      return r;
-    }
-    case Verdict::NamedDivergence: return CheckResult::explained(Verdict::NamedDivergence, o.divergence);
-    case Verdict::Unsupported: return CheckResult::unsupported(o.detail);
-    case Verdict::Disagree: {
-      CheckResult r = CheckResult::fail(o.detail + " (" + other->name() + " vs " + oracle->name() + ")");
-      const Result* want = ctx.kept(*oracle);
-      const Result* got = ctx.kept(*other);
-      if (want && got) add_metrics(r, *want, *got);
-      return r;
-    }
+// The verdict is the one judge's (compare/judge.h); this property adds what a campaign record
+// needs: the metrics of what differed and a float side's accuracy statistics, which travel
+// with the verdict (it may be judged in a forked child).
+CheckResult as_check(CheckContext& ctx, const compare::Judgement& j) {
+  CheckResult r;
+  switch (j.verdict) {
+    case Verdict::Agree: r = CheckResult::pass(); break;
+    case Verdict::NamedDivergence:
+    case Verdict::BoundaryFlip:
+    case Verdict::PrecisionExhausted: r = CheckResult::explained(j.verdict, j.detail); break;
+    case Verdict::Unsupported: return CheckResult::unsupported(j.detail);
+    case Verdict::Skipped: return CheckResult::skip(j.detail);
+    case Verdict::Disagree: r = CheckResult::fail(j.detail); break;
     default: {
-      CheckResult r = CheckResult::error(o.detail);
-      r.crashed = ctx.crashed();
-      return r;
+      CheckResult e = CheckResult::error(j.detail);
+      e.crashed = j.crashed || (!j.by_bound && ctx.crashed());
+      return e;
     }
   }
+  r.worst = j.worst;
+  if (j.float_outcome) {
+    const FloatOutcome& o = *j.float_outcome;
+    if (j.verdict == Verdict::Disagree)
+      r.metrics["outputs.output"] = {{"max_abs", o.output_metrics.max_abs}, {"max_rel", o.output_metrics.max_rel},
+                                     {"max_ulp", o.output_metrics.max_ulp}, {"worst_bound_ratio", o.worst_ratio}};
+    compare::AccuracyStats one;
+    one.add(ctx.the_case(), o);
+    if (one.cases()) r.accuracy = std::move(one);
+  } else if (j.verdict == Verdict::Disagree) {
+    const Result* want = ctx.kept(ctx.against());
+    const Result* got = ctx.kept(ctx.subject());
+    if (want && got) add_metrics(r, *want, *got);
+  }
+  return r;
 }
 
 CheckResult judge(CheckContext& ctx, const Case& c) {
   Backend& subject = ctx.subject();
   Backend& against = ctx.against();
-  // The backend's dtype for this op decides the rule (SPEC §10): anything but float64 is held
-  // to the per-element bound with its unit roundoff, on the case rounded to its dtype.
-  const bool sf = compare::judged_by_bound(subject, c.op), af = compare::judged_by_bound(against, c.op);
-  if (sf || af) return sf ? float_check(ctx, c, against, subject) : float_check(ctx, c, subject, against);
-  return double_check(ctx, c, subject, against);
+  // A float side's comparison evaluates the reference several times (magnitude and nudged
+  // cases): it runs as a whole apart, so that a crash there fails this check only.
+  if (compare::judged_by_bound(subject, c.op) || compare::judged_by_bound(against, c.op))
+    return ctx.judged_apart([&](const compare::Evaluate& eval) { return as_check(ctx, compare::judge(subject, against, c, eval)); },
+                            {&subject, &against});
+  return as_check(ctx, compare::judge(subject, against, c, ctx.evaluator()));
 }
 
 CheckResult check(CheckContext& ctx) {

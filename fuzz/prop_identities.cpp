@@ -73,7 +73,7 @@ CheckResult zero_offset_conv(CheckContext& ctx) {
   g.sh = p.sh, g.sw = p.sw, g.ph = p.ph, g.pw = p.pw, g.dh = p.dh, g.dw = p.dw, g.groups = p.G, g.Ho = p.Ho, g.Wo = p.Wo;
 
   Backend& b = ctx.subject();
-  const Tolerance tol = tolerance_for(b);
+  const Tolerance tol = tolerance_for(b, c.op);
   CheckResult verdict;
   const auto got = ctx.try_eval(b, z, &verdict);
   if (!got) return verdict;
@@ -103,7 +103,7 @@ CheckResult zero_offset_roialign(CheckContext& ctx) {
   const Case z = zero_roi_offset(c);
 
   Backend& b = ctx.subject();
-  const Tolerance tol = tolerance_for(b);
+  const Tolerance tol = tolerance_for(b, c.op);
   CheckResult verdict;
   const auto got = ctx.try_eval(b, z, &verdict);  // first: a backend without the op skips at once
   if (!got) return verdict;
@@ -123,7 +123,7 @@ CheckResult same_size_identity(CheckContext& ctx) {
   const Case z = same_size_case(c);
 
   Backend& b = ctx.subject();
-  const Tolerance tol = tolerance_for(b);
+  const Tolerance tol = tolerance_for(b, c.op);
   CheckResult verdict;
   const auto got = ctx.try_eval(b, z, &verdict);
   if (!got) return verdict;

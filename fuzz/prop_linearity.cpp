@@ -65,7 +65,7 @@ CheckResult check(CheckContext& ctx) {
   if (auto skip = algebra_skip(ctx)) return *skip;
   CheckResult verdict;
   Backend& b = ctx.subject();
-  const Tolerance tol = tolerance_for(b);
+  const Tolerance tol = tolerance_for(b, c.op);
   const auto base = ctx.try_eval(b, c, &verdict);
   if (!base) return verdict;
 

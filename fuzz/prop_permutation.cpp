@@ -33,7 +33,7 @@ CheckResult check(CheckContext& ctx) {
   const Case& c = ctx.the_case();
   const Permuted pc = op_fuzz(c.op).permute(c);
   Backend& b = ctx.subject();
-  const Tolerance tol = tolerance_for(b);
+  const Tolerance tol = tolerance_for(b, c.op);
   CheckResult verdict;
   const auto base = ctx.try_eval(b, c, &verdict);
   if (!base) return verdict;

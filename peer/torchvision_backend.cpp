@@ -63,28 +63,64 @@ std::mutex g_versions_mutex;
 std::map<std::pair<std::string, std::string>, std::optional<json>> g_versions;
 
 // `PYTHON -u SCRIPT`, with oplab's working directory and stderr.
-LineChildOptions bridge_options(const std::string& python, const std::string& script) {
+LineChildOptions bridge_options(const std::string& python, const std::string& script, DType dtype) {
   LineChildOptions o;
   o.argv = {python, "-u", script};
+  if (dtype != DType::Float64) o.argv.insert(o.argv.end(), {"--dtype", dtype_name(dtype)});
   return o;
+}
+
+// The name a user sees: "torchvision" (the float64 oracle), "torchvision-f32", "-f16", "-bf16".
+std::string torch_backend_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float64: return "torchvision";
+    case DType::Float32: return "torchvision-f32";
+    case DType::Float16: return "torchvision-f16";
+    case DType::BFloat16: return "torchvision-bf16";
+  }
+  return "torchvision";
+}
+
+// What torch 1.13's CPU kernels have in each reduced dtype (SPEC §15, measured): float32 every
+// op the peer has; float16 the four RoI ops; bfloat16 interpolate (the bridge declines a mode
+// torch lacks, such as nearest-exact, from torch's own "not implemented" error).
+bool torch_has_dtype(const std::string& op, DType dtype) {
+  switch (dtype) {
+    case DType::Float64:
+    case DType::Float32: return true;
+    case DType::Float16: return op == "roi_align" || op == "roi_pool" || op == "ps_roi_align" || op == "ps_roi_pool";
+    case DType::BFloat16: return op == "interpolate";
+  }
+  return false;
 }
 
 class TorchvisionBackend : public Backend {
  public:
-  TorchvisionBackend()
-      : python_(env_or("OPLAB_PYTHON", OPLAB_PYTHON)),
+  explicit TorchvisionBackend(DType dtype = DType::Float64)
+      : dtype_(dtype),
+        python_(env_or("OPLAB_PYTHON", OPLAB_PYTHON)),
         script_(peer_script()),
         // The bridge speaks the line protocol (docs/protocol.md) like any --exec backend; its
         // stderr stays oplab's, and it has no timeout (a large case may take torch a while).
-        client_("torchvision", bridge_options(python_, script_), 0) {}
+        client_(torch_backend_name(dtype), bridge_options(python_, script_, dtype), 0) {}
 
-  std::string name() const override { return "torchvision"; }
+  std::string name() const override { return torch_backend_name(dtype_); }
   bool out_of_process() const override { return true; }  // the Python bridge is a child process
+  // torch's semantics are the same in every dtype: the float64 peer's named divergences hold.
   const std::vector<Divergence>& divergences() const override { return torchvision_divergences(); }
+  DType dtype(const std::string&) const override { return dtype_; }
+  bool opt_in() const override { return dtype_ != DType::Float64; }
+  // Measured on torch 1.13 (SPEC §15): the CPU RoI kernels in float16 add every sample, and
+  // every bin's gradient, in half (a 64x64 map of ones pooled into one bin of 4096 samples
+  // gives 0.5). Its bfloat16 interpolate adds the forward in float32 (an area mean of 2^20
+  // values of 0.01 gives 0.01001) but the backward in bfloat16 (1 -> 2000 along x with a
+  // grad_output of ones gives each input 256, not 1000): declared bfloat16, the narrower.
+  DType accumulation(const std::string&) const override { return dtype_; }
 
   std::string description() const override {
-    return "PyTorch / torchvision (torchvision.ops, torch.nn.functional.interpolate) in float64 on the CPU, "
-           "one thread, via a Python bridge (" + python_ + ")";
+    return "PyTorch / torchvision (torchvision.ops, torch.nn.functional.interpolate) in " + std::string(dtype_name(dtype_)) +
+           " on the CPU, one thread, via a Python bridge (" + python_ + ")" +
+           (dtype_ == DType::Float64 ? "" : ": the kernels users deploy, judged at their own precision");
   }
 
   std::optional<std::string> unavailable_reason() const override {
@@ -94,6 +130,7 @@ class TorchvisionBackend : public Backend {
 
   std::optional<std::string> unsupported_reason(const Case& c) const override {
     if (c.op == "deform_roi_pool") return std::string("torchvision has no DeformRoIPool (it is an mmcv op)");
+    if (!torch_has_dtype(c.op, dtype_)) return "torch has no " + std::string(dtype_name(dtype_)) + " CPU kernel of " + c.op;
     if (c.op == "roi_align") {
       const json mode = c.params.value("pool_mode", json("avg"));
       if (mode != "avg") return std::string("torchvision.ops.roi_align has no max mode (avg only)");
@@ -167,7 +204,7 @@ class TorchvisionBackend : public Backend {
 
   Result run(const Case& c, const ValidParams& vp) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto why = unavailable_locked()) throw BackendUnavailable("torchvision: " + *why);
+    if (auto why = unavailable_locked()) throw BackendUnavailable(name() + ": " + *why);
 
     try {
       Result r = client_.evaluate(c, vp);
@@ -198,6 +235,7 @@ class TorchvisionBackend : public Backend {
     return unavailable_;
   }
 
+  DType dtype_;
   std::string python_, script_;
   mutable std::mutex mutex_;  // one child, one conversation at a time
   mutable ProtocolClient client_;
@@ -208,7 +246,7 @@ class TorchvisionBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_torchvision_backend() { return std::make_unique<TorchvisionBackend>(); }
+std::unique_ptr<Backend> make_torchvision_backend(DType dtype) { return std::make_unique<TorchvisionBackend>(dtype); }
 
 nlohmann::json torchvision_bench(const nlohmann::json& request) {
   static TorchvisionBackend bench_bridge;  // its own child: timings never share it with evaluations

@@ -14,7 +14,9 @@
 
 namespace oplab {
 
-std::unique_ptr<Backend> make_torchvision_backend();
+// dtype float64: the peer oracle `torchvision`; float32, float16, bfloat16: torch's own kernels
+// in that dtype (`torchvision-f32`, `-f16`, `-bf16`), judged at their own precision (SPEC §15).
+std::unique_ptr<Backend> make_torchvision_backend(DType dtype = DType::Float64);
 
 // The bridge's answer to hello, {"torch": .., "torchvision": .., "python": ..}, or nullopt
 // when the peer cannot run here. Cached for the process; starts a bridge only if no

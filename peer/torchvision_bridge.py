@@ -23,6 +23,17 @@ import warnings
 # warnings must not trickle onto it thousands of times during a fuzz run.
 warnings.simplefilter("ignore")
 
+# The dtype the ops run in: float64 (the peer oracle) unless started with `--dtype float32`,
+# `float16` or `bfloat16` (the kernels users deploy, judged at their own precision, SPEC 15).
+# Inputs arrive as float64 values already rounded to that dtype by the harness; they are
+# converted to it, the op runs in it (forward and backward), and the answers go back as float64.
+DTYPE = "float64"
+if "--dtype" in sys.argv[1:-1]:
+    DTYPE = sys.argv[sys.argv.index("--dtype") + 1]
+# Inputs that hold integers (ms_deform_attn's level shapes): kept in float64, which the op reads
+# as sizes, whatever the dtype.
+INTEGER_INPUTS = ("spatial_shapes", "level_start_index")
+
 try:
     import torch
     import torch.nn.functional as F
@@ -36,11 +47,14 @@ except Exception as e:  # noqa: BLE001 - any import failure makes the peer unava
     IMPORT_ERROR = "%s: %s" % (type(e).__name__, e)
 
 if IMPORT_ERROR is None:
+    TORCH_DTYPE = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
+                   "bfloat16": torch.bfloat16}.get(DTYPE)
+    if TORCH_DTYPE is None:
+        IMPORT_ERROR = "the bridge has no dtype %r (float64, float32, float16, bfloat16)" % DTYPE
     # One thread: the harness compares values, and a single thread keeps summation order
     # (and thus rounding) the same from run to run.
     torch.set_num_threads(1)
 
-DTYPE = "float64"
 NONFINITE_IN = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 # The ops this bridge maps onto torchvision / PyTorch calls (call_op). Which inputs get a
@@ -115,6 +129,8 @@ def evaluate(case):
 
     want_grad = case.get("grad_output") is not None
     x = {name: tensor_from_json(t, "inputs." + name) for name, t in case["inputs"].items()}
+    if DTYPE != "float64":
+        x = {n: t if n in INTEGER_INPUTS else t.to(TORCH_DTYPE) for n, t in x.items()}
     wanted = (case.get("meta") or {}).get("grads", [])
     diff = [n for n in wanted if n in x] if want_grad else []
     for n in diff:
@@ -123,7 +139,7 @@ def evaluate(case):
 
     result = {"outputs": {"output": tensor_to_json(out)}, "grads": {}}
     if diff:
-        go = tensor_from_json(case["grad_output"], "grad_output")
+        go = tensor_from_json(case["grad_output"], "grad_output").to(out.dtype)
         grads = torch.autograd.grad(outputs=out, inputs=[x[n] for n in diff], grad_outputs=go,
                                     allow_unused=True)
         for n, g in zip(diff, grads):
@@ -236,7 +252,7 @@ def answer(line):
         if IMPORT_ERROR is not None:
             return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
         return {"protocol": 1, "name": "torchvision", "dtype": DTYPE,
-                "description": "torch / torchvision in float64 on the CPU, one thread",
+                "description": "torch / torchvision in %s on the CPU, one thread" % DTYPE,
                 "ops": {op: {} for op in SUPPORTED},
                 "versions": {"torch": torch.__version__, "torchvision": torchvision.__version__,
                              "python": platform.python_version()}}
@@ -248,6 +264,12 @@ def answer(line):
         return evaluate(request)
     except Unsupported as e:
         return {"error": one_line(e), "kind": "unsupported"}
+    except (RuntimeError, NotImplementedError) as e:
+        # torch has no kernel of this op or mode in this dtype ("... not implemented for 'Half'"):
+        # the case is declined, not failed.
+        if "not implemented for" in str(e):
+            return {"error": one_line("torch %s: %s" % (torch.__version__, e)), "kind": "unsupported"}
+        return {"error": one_line("%s: %s" % (type(e).__name__, e)), "kind": "failed"}
     except Exception as e:  # noqa: BLE001 - every failure is reported, the bridge keeps running
         return {"error": one_line("%s: %s" % (type(e).__name__, e)), "kind": "failed"}
 

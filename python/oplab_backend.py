@@ -96,7 +96,7 @@ def _tensor_out(t):
     return {"shape": [int(d) for d in shape], "data": [_value_out(v) for v in flat]}
 
 
-def _hello(name, description, dtype):
+def _hello(name, description, dtype, accumulation=None):
     ops = {}
     for op_name, entry in _ops.items():
         decl = {}
@@ -105,7 +105,10 @@ def _hello(name, description, dtype):
         if not entry["grads"]:
             decl["grads"] = False
         ops[op_name] = decl
-    return {"protocol": PROTOCOL, "name": name, "description": description, "dtype": dtype, "ops": ops}
+    hello = {"protocol": PROTOCOL, "name": name, "description": description, "dtype": dtype, "ops": ops}
+    if accumulation:
+        hello["accumulation"] = accumulation
+    return hello
 
 
 def _one_line(e):
@@ -135,10 +138,16 @@ def _answer(case):
             "grads": {k: _tensor_out(v) for k, v in (grads or {}).items()}}
 
 
-def serve(name, dtype="float64", description="", stdin=None, stdout=None):
-    """Answers oplab until stdin closes: hello first, then one answer line per case line."""
+def serve(name, dtype="float64", description="", stdin=None, stdout=None, accumulation=None):
+    """Answers oplab until stdin closes: hello first, then one answer line per case line.
+
+    accumulation: the type the kernels add their terms in, when it is not the default (float32
+    for float16 and bfloat16 kernels, the dtype itself otherwise): a half kernel that sums in
+    half says "float16", and its bound widens accordingly (docs/protocol.md)."""
     if dtype not in DTYPES:
         raise ValueError("dtype must be one of " + ", ".join(DTYPES))
+    if accumulation is not None and accumulation not in DTYPES:
+        raise ValueError("accumulation must be one of " + ", ".join(DTYPES))
     if not _ops:
         raise RuntimeError("no op registered: decorate a function with @oplab_backend.op(NAME)")
     inp = stdin or sys.stdin
@@ -150,7 +159,7 @@ def serve(name, dtype="float64", description="", stdin=None, stdout=None):
             continue
         msg = json.loads(line)
         if "protocol" in msg and "op" not in msg:
-            reply = _hello(name, description, dtype)
+            reply = _hello(name, description, dtype, accumulation)
         else:
             reply = _answer(msg)
         out.write(json.dumps(reply, allow_nan=False) + "\n")

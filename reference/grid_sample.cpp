@@ -7,6 +7,8 @@
 // piece [floor(c), floor(c) + 1] (the derivative from the right at an integer coordinate);
 // the padding's clamp has derivative 0 at its ends.
 #include <algorithm>
+
+#include "core/geometry_rounding.h"
 #include <cmath>
 
 #include "reference/grid_sample_taps.h"
@@ -15,7 +17,8 @@
 namespace oplab::ref {
 
 double grid_unnormalise(double g, int64_t S, bool align_corners) {
-  return align_corners ? ((g + 1) / 2) * double(S - 1) : ((g + 1) * double(S) - 1) / 2;
+  // geom(): each operation as a kernel in another type rounds it (core/geometry_rounding.h).
+  return align_corners ? geom(geom(geom(g + 1) / 2) * double(S - 1)) : geom(geom(geom(geom(g + 1) * double(S)) - 1) / 2);
 }
 
 double grid_unnormalise_factor(int64_t S, bool align_corners) {
@@ -58,9 +61,11 @@ Padded grid_pad(double c, int64_t S, GridPadding pad, bool align_corners) {
 }
 
 double grid_cubic(double d) {
+  // Each operation through geom(): a kernel of another type rounds its weights too, and near
+  // |d| = 2 the outer polynomial cancels to an absolute error of ~12 u (core/geometry_rounding.h).
   const double A = -0.75, t = std::fabs(d);
-  if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
-  if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+  if (t <= 1) return geom(geom(geom(geom(geom((A + 2) * t) - (A + 3)) * t) * t) + 1);
+  if (t < 2) return geom(geom(geom(geom(geom(geom(A * t) - 5 * A) * t) + 8 * A) * t) - 4 * A);
   return 0;
 }
 
@@ -91,8 +96,8 @@ std::vector<AxisTap> axis_taps(const GridSampleParams& p, double g, int64_t S, c
   switch (p.mode) {
     case GridMode::Bilinear: {
       const Padded q = grid_pad(c, S, p.padding, p.align_corners);
-      const double i0 = std::floor(q.c), t = q.c - i0;
-      add(i0, 1 - t, -q.dc * f);
+      const double i0 = std::floor(q.c), t = geom(q.c - i0);
+      add(i0, geom(1 - t), -q.dc * f);
       add(i0 + 1, t, q.dc * f);
       break;
     }
@@ -103,7 +108,7 @@ std::vector<AxisTap> axis_taps(const GridSampleParams& p, double g, int64_t S, c
       const double cc = rules.bicubic_pad_coordinate ? grid_pad(c, S, p.padding, p.align_corners).c : c;
       const double i0 = std::floor(cc);
       for (int k = -1; k <= 2; ++k) {
-        const double tap = i0 + k, d = cc - tap;  // signed distance from the tap
+        const double tap = i0 + k, d = geom(cc - tap);  // signed distance from the tap
         // Each tap is padded on its own: an integer stays an integer under border and reflection.
         const double at = rules.bicubic_pad_coordinate ? tap : grid_pad(tap, S, p.padding, p.align_corners).c;
         add(at, grid_cubic(d), grid_cubic_slope(d) * f);

@@ -9,6 +9,8 @@
 // computed from a float32 scale as PyTorch does. PyTorch's CPU shortcuts (identity when
 // out == in, dst >> 1 when out == 2*in) are NOT taken here: they are recorded divergences.
 #include <algorithm>
+
+#include "core/geometry_rounding.h"
 #include <array>
 #include <cmath>
 
@@ -41,7 +43,9 @@ AxisTaps nearest_taps(const InterpAxis& a, bool exact) {
 
 // Source coordinate of the linear and cubic modes (SPEC §6).
 double source_coord(double scale, int64_t dst, bool align_corners) {
-  return align_corners ? scale * double(dst) : scale * (double(dst) + 0.5) - 0.5;
+  // geom(): each operation as a kernel in another type rounds it (core/geometry_rounding.h).
+  scale = geom_param(scale);
+  return align_corners ? geom(scale * double(dst)) : geom(geom(scale * (double(dst) + 0.5)) - 0.5);
 }
 
 // linear / bilinear / trilinear along one axis: i0 = min(floor(src), in-1),
@@ -55,18 +59,20 @@ AxisTaps linear_taps(const InterpAxis& a, bool align_corners) {
     if (src < 0.0) src = 0.0;  // linear modes clamp a negative source to 0 (SPEC §6)
     const int64_t i0 = std::min(int64_t(std::floor(src)), a.in - 1);
     const int64_t i1 = i0 + (i0 < a.in - 1 ? 1 : 0);
-    const double lambda = std::clamp(src - double(i0), 0.0, 1.0);
-    taps[size_t(dst)] = {{i0, 1.0 - lambda}, {i1, lambda}};
+    const double lambda = std::clamp(geom(src - double(i0)), 0.0, 1.0);
+    taps[size_t(dst)] = {{i0, geom(1.0 - lambda)}, {i1, lambda}};
   }
   return taps;
 }
 
 // Cubic convolution kernel with A = -0.75 (SPEC §6, PyTorch's choice).
 double cubic_kernel(double d) {
+  // Each operation through geom(): a kernel of another type rounds its weights too
+  // (core/geometry_rounding.h); the identity for the reference itself.
   const double A = -0.75;
   const double t = std::abs(d);
-  if (t <= 1.0) return ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0;
-  if (t < 2.0) return ((A * t - 5.0 * A) * t + 8.0 * A) * t - 4.0 * A;
+  if (t <= 1.0) return geom(geom(geom(geom(geom((A + 2.0) * t) - (A + 3.0)) * t) * t) + 1.0);
+  if (t < 2.0) return geom(geom(geom(geom(geom(geom(A * t) - 5.0 * A) * t) + 8.0 * A) * t) - 4.0 * A);
   return 0.0;
 }
 
@@ -79,10 +85,10 @@ AxisTaps cubic_taps(const InterpAxis& a, bool align_corners) {
   for (int64_t dst = 0; dst < a.out; ++dst) {
     const double src = source_coord(scale, dst, align_corners);
     const double fi = std::floor(src);
-    const double t = src - fi;
+    const double t = geom(src - fi);
     const int64_t i = int64_t(fi);
-    const std::array<double, 4> w = {cubic_kernel(t + 1.0), cubic_kernel(t), cubic_kernel(1.0 - t),
-                                      cubic_kernel(2.0 - t)};
+    const std::array<double, 4> w = {cubic_kernel(geom(t + 1.0)), cubic_kernel(t), cubic_kernel(geom(1.0 - t)),
+                                      cubic_kernel(geom(2.0 - t))};
     for (int64_t m = 0; m < 4; ++m) {
       const int64_t idx = std::clamp(i - 1 + m, int64_t(0), a.in - 1);
       taps[size_t(dst)].push_back({idx, w[size_t(m)]});

@@ -3,6 +3,7 @@
 // seeded bugs, the kink finder and the comparison traits: point (n, q, m, l, p) of query q,
 // head m, level l, with its normalised location (x first) and the pixel coordinates the rule
 // samples at, y = loc_y * H_l - 0.5 and x = loc_x * W_l - 0.5 (formed in double exactly so).
+#include "core/geometry_rounding.h"
 #include <cmath>
 #include <cstdint>
 
@@ -11,7 +12,7 @@
 namespace oplab::ref {
 
 // The pixel coordinate of a normalised location along an axis of `size` pixels.
-inline double msda_pixel(double loc, int64_t size) { return loc * double(size) - 0.5; }
+inline double msda_pixel(double loc, int64_t size) { return geom(geom(loc * double(size)) - 0.5); }
 
 struct MsdaPoint {
   int64_t n = 0, q = 0, m = 0, l = 0, p = 0;

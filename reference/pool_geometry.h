@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/geometry_rounding.h"
 #include "core/tensor.h"
 
 namespace oplab::ref {
@@ -46,9 +47,9 @@ inline void pool_axis_bin(double a, double b, PoolBoxRule rule, int64_t pooled, 
   const double start = std::round(a), end = std::round(b);
   double extent = end - start + rule.inclusive_end;
   if (!(extent >= 1.0)) extent = 1.0;  // also catches inf - inf
-  const double bin = extent / double(pooled);
-  lo = pool_clamp(std::floor(double(p) * bin) + start, size - rule.last_index_margin);
-  hi = pool_clamp(std::ceil(double(p + 1) * bin) + start, size - rule.last_index_margin);
+  const double bin = geom(extent / double(pooled));  // geom(): core/geometry_rounding.h
+  lo = pool_clamp(std::floor(geom(double(p) * bin)) + start, size - rule.last_index_margin);
+  hi = pool_clamp(std::ceil(geom(double(p + 1) * bin)) + start, size - rule.last_index_margin);
 }
 
 // Bin (ph, pw) of roi r (rows: batch index, x1, y1, x2, y2) at spatial_scale s on an H x W map.
@@ -56,8 +57,8 @@ inline PoolBin pool_bin(const Tensor& rois, int64_t r, double s, PoolBoxRule rul
                         int64_t pw, int64_t H, int64_t W) {
   PoolBin bin;
   bin.n = int64_t(rois.at(r, 0));  // validated: an integer in [0, N)
-  pool_axis_bin(rois.at(r, 2) * s, rois.at(r, 4) * s, rule, PH, ph, H, bin.hs, bin.he);
-  pool_axis_bin(rois.at(r, 1) * s, rois.at(r, 3) * s, rule, PW, pw, W, bin.ws, bin.we);
+  pool_axis_bin(geom_param(rois.at(r, 2) * s), geom_param(rois.at(r, 4) * s), rule, PH, ph, H, bin.hs, bin.he);
+  pool_axis_bin(geom_param(rois.at(r, 1) * s), geom_param(rois.at(r, 3) * s), rule, PW, pw, W, bin.ws, bin.we);
   return bin;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/geometry_rounding.h"
 #include "core/tensor.h"
 
 namespace oplab::ref {
@@ -33,7 +34,7 @@ inline constexpr RoiBoxRule kLegacyBox{false, true};
 // that large could not be evaluated anyway); NaN gives 0 (no samples).
 inline int64_t roi_grid_size(int64_t sampling_ratio, double extent, int64_t pooled) {
   if (sampling_ratio > 0) return sampling_ratio;
-  const double g = std::ceil(extent / double(pooled));
+  const double g = std::ceil(geom(extent / double(pooled)));
   if (!(g == g)) return 0;
   const double lim = double(std::numeric_limits<int32_t>::max());
   if (g > lim) return int64_t(lim);
@@ -68,18 +69,20 @@ inline RoiBox roi_box(const Tensor& rois, int64_t r, double scale, RoiBoxRule ru
   RoiBox b;
   b.n = int64_t(rois.at(r, 0));  // validated: an integer in [0, N)
   const double off = rule.half_pixel ? 0.5 : 0.0;
-  b.sx = rois.at(r, 1) * scale - off;
-  b.sy = rois.at(r, 2) * scale - off;
-  const double ex = rois.at(r, 3) * scale - off;
-  const double ey = rois.at(r, 4) * scale - off;
-  b.rw = ex - b.sx;
-  b.rh = ey - b.sy;
+  // geom(): each operation as a kernel forming its geometry in another type rounds it
+  // (core/geometry_rounding.h); the identity for the reference itself.
+  b.sx = geom(geom_param(rois.at(r, 1) * scale) - off);
+  b.sy = geom(geom_param(rois.at(r, 2) * scale) - off);
+  const double ex = geom(geom_param(rois.at(r, 3) * scale) - off);
+  const double ey = geom(geom_param(rois.at(r, 4) * scale) - off);
+  b.rw = geom(ex - b.sx);
+  b.rh = geom(ey - b.sy);
   if (rule.min_one_pixel) {
     b.rw = std::max(b.rw, 1.0);
     b.rh = std::max(b.rh, 1.0);
   }
-  b.bin_h = b.rh / double(PH);
-  b.bin_w = b.rw / double(PW);
+  b.bin_h = geom(b.rh / double(PH));
+  b.bin_w = geom(b.rw / double(PW));
   // The adaptive grid of a reversed aligned box is <= 0: no samples. A fixed grid on a
   // reversed box walks backwards (a mirrored box).
   b.gh = roi_grid_size(sampling_ratio, b.rh, PH);
@@ -89,12 +92,12 @@ inline RoiBox roi_box(const Tensor& rois, int64_t r, double scale, RoiBoxRule ru
 
 // Where bin p of an axis starts, for a box starting at `start` with bins `bin` long. `start`
 // is the box's corner, or (deform_roi_pool) the corner translated by the bin's offset.
-inline double roi_bin_start(double start, int64_t p, double bin) { return start + double(p) * bin; }
+inline double roi_bin_start(double start, int64_t p, double bin) { return geom(start + geom(double(p) * bin)); }
 
 // Sample i of a grid of g over a bin that starts at `bin_start` and is `bin` long: the centre
 // of the i-th of g equal parts, in torchvision's operation order.
 inline double roi_sample(double bin_start, double bin, int64_t i, int64_t g) {
-  return bin_start + (double(i) + 0.5) * bin / double(g);
+  return geom(bin_start + geom(geom((double(i) + 0.5) * bin) / double(g)));
 }
 
 }  // namespace oplab::ref

@@ -49,9 +49,9 @@ inline CorpusCounts check_corpus(Backend& b, const std::string& op, int cases, u
     r.worst = std::max(r.worst, o.worst_ratio);
     if (opt.tally) opt.tally(c, r.count);
     EXPECT_TRUE(o.verdict == compare::Verdict::Agree || o.verdict == compare::Verdict::BoundaryFlip ||
-                (opt.allow_skipped && o.verdict == compare::Verdict::Skipped))
+                (opt.allow_skipped && o.verdict == compare::Verdict::PrecisionExhausted))
         << who << ": " << compare::verdict_name(o.verdict) << ": " << o.detail;
-    if (o.verdict == compare::Verdict::Skipped && opt.allow_skipped) std::cout << "[" << tag << "] " << b.name() << ": " << o.detail << "\n";
+    if (o.verdict == compare::Verdict::PrecisionExhausted && opt.allow_skipped) std::cout << "[" << tag << "] " << b.name() << ": " << o.detail << "\n";
     if (o.verdict == compare::Verdict::BoundaryFlip && opt.flips_vanish_rounded) {
       const compare::FloatOutcome f = compare::compare_float_backend(ref, b, compare::float_rounded_case(c));
       EXPECT_EQ(f.verdict, compare::Verdict::Agree)

@@ -15,6 +15,10 @@ class PerturbedBackend : public Backend {
   PerturbedBackend(double delta, size_t element) : delta_(delta), element_(element) {}
   std::string name() const override { return "perturbed"; }
   std::string description() const override { return "test double: the reference, one output element moved"; }
+  // Held to the kernel-rounding rule (compare/flip_rule.h), the one whose bound the tests
+  // derive by hand: a float32 kernel with the reference's geometry, as the Halide kernels.
+  bool is_float32() const override { return true; }
+  bool geometry_as_reference() const override { return true; }
   using Backend::run;
   Result run(const Case& c, const ValidParams&) override {
     Result r = ref_->run(c);

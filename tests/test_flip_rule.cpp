@@ -335,10 +335,14 @@ TEST_P(SeededFloat32Bug, FailsTheFixedSampleThatNudgesPassedAsFlips) {
   const compare::AccuracyStats loose = judge_sample(nearby, p.op, &loose_failures, nullptr);
   std::cout << "[flips] " << p.op << " on " << nearby.name() << ": " << loose_failures << " failing cases, flips "
             << loose.flip_summary() << "\n";
-  // The nudges only add explanations: every case failing now and not then was a flip then.
+  // The nudges only add explanations: every case failing now and not then is a flip then, or
+  // an agreement. The loose rule judges the case as a kernel of its dtype is sent it, inputs
+  // rounded to float32 (compare/dtype_case.h): a case the strict rule calls a flip only
+  // through that rounding (a sample on y == H in double, off it in float32) agrees there.
   EXPECT_LE(loose_failures, p.failing_under_nudges);
   EXPECT_GT(failures, loose_failures) << "the rule fails no case the nudges passed";
-  EXPECT_EQ(loose.flipped_cases(), strict.flipped_cases() + failures - loose_failures);
+  EXPECT_LE(loose.flipped_cases(), strict.flipped_cases() + failures - loose_failures);
+  EXPECT_GE(loose.flipped_cases(), failures - loose_failures) << "the failures the nudges pass are flips there";
   // And so many flips are themselves a finding: over the op's budget.
   EXPECT_TRUE(loose.over_flip_budget()) << loose.flip_summary();
 }

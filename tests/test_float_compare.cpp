@@ -52,7 +52,8 @@ Case cutoff_case() {
 
 // roi_align with 5000 x 5000 samples per bin on a 1x1 image of ones: 25 M terms, so the float32
 // bound u (n + 2C) x 8 admits more than the answer itself. A kernel whose float32 sum stalls at
-// 2^24 (0.671 instead of 1) must not pass: the case is no evidence ("skipped").
+// 2^24 (0.671 instead of 1) must not pass: the case is no evidence, a verdict of its own
+// ("precision-exhausted", SPEC §15), neither agreement nor silently skipped.
 TEST(FloatCompare, AVacuousBoundIsNoEvidenceNotAPass) {
   set_limits_enforced(false);  // the resource policy refuses such a case before any work
   Case c;
@@ -67,8 +68,8 @@ TEST(FloatCompare, AVacuousBoundIsNoEvidenceNotAPass) {
   FakeFloatBackend stalled([](Case c) { return c; }, [](Result& r) { r.outputs.at("output").data[0] *= 0.671; });
   const auto o = compare::compare_float_backend(*ref, stalled, c);
   set_limits_enforced(true);
-  EXPECT_EQ(o.verdict, compare::Verdict::Skipped) << o.detail;
-  EXPECT_NE(o.detail.find("no evidence"), std::string::npos) << o.detail;
+  EXPECT_EQ(o.verdict, compare::Verdict::PrecisionExhausted) << o.detail;
+  EXPECT_NE(o.detail.find("precision exhausted"), std::string::npos) << o.detail;
 }
 
 TEST(FloatCompare, FloatRoundingPasses) {

@@ -86,7 +86,14 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
 // the swapped x/y at its first case (9th), the batch step at its second (18th), which has the
 // odd batch of three the bug needs (and shrinks to it: three images of one value); the other two
 // shrink to two images of a 1x2 level (the failing image is the second, and shrinking the batch
-// drops it), four values. The counts are those observed with seed 1; a generator that finds a bug later than
+// drops it), four values. Three float32 kernels with one precision bug each, judged by the
+// float32 rule as kernels that form their geometry in float32 (SPEC §15), forward only: a roi_align
+// summing each bin in float16, caught at the first roi_align case (3rd; by linearity there, by
+// the differential alone at its 5th), shrunk to a 1x2 map; interpolate bilinear with bfloat16
+// weights at its 15th case (131st), the second bilinear 2-D one, shrunk to one pixel 1 -> 3
+// (lambda 1/3); grid_sample with a float16 unnormalise at its 20th (179th), the second bilinear
+// 2-D zeros-padded one, shrunk to one pixel read at g = 3.1e-5 (g + 1 rounds to 1 in half).
+// The counts are those observed with seed 1; a generator that finds a bug later than
 // stated fails here, one that finds it sooner passes.
 INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
                          ::testing::Values(SeededBug{"bug-roialign-count0-nan", "roi_align", 147},
@@ -102,7 +109,10 @@ INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
                                            SeededBug{"bug-msda-swapped-xy", "ms_deform_attn", 9, 4},
                                            SeededBug{"bug-grid-grad-no-unnormalise", "grid_sample", 17, 1},
                                            SeededBug{"bug-grid-bicubic-pad-coordinate", "grid_sample", 188, 4},
-                                           SeededBug{"bug-grid-nearest-half-away", "grid_sample", 62}),
+                                           SeededBug{"bug-grid-nearest-half-away", "grid_sample", 62},
+                                           SeededBug{"bug-roialign-f16-accumulate", "roi_align", 3},
+                                           SeededBug{"bug-interp-bf16-weights", "interpolate", 131, 1},
+                                           SeededBug{"bug-grid-f16-unnormalize", "grid_sample", 179, 1}),
                          [](const auto& info) {
                            std::string s = info.param.backend;
                            std::replace(s.begin(), s.end(), '-', '_');

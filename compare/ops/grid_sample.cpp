@@ -30,7 +30,7 @@ double terms(const Case& c) {
 void nudge(Case& c, double ra, double rb, double) {
   Tensor& g = c.inputs.at("grid");
   const int64_t nd = g.dim(g.rank() - 1);
-  for (size_t i = 0; i < g.data.size(); ++i) g.data[i] = nudged(g.data[i], int64_t(i) % nd == 0 ? ra : rb);
+  for (size_t i = 0; i < g.data.size(); ++i) g.data[i] = nudged_normalised(g.data[i], int64_t(i) % nd == 0 ? ra : rb);
 }
 
 DrivingParameter driving(const Case& c) {

@@ -25,7 +25,7 @@ double terms(const Case& c) {
 // Locations: x (even elements) by ra, y (odd elements) by rb.
 void nudge(Case& c, double ra, double rb, double) {
   Tensor& t = c.inputs.at("sampling_locations");
-  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = nudged(t.data[i], i % 2 ? rb : ra);
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = nudged_normalised(t.data[i], i % 2 ? rb : ra);
 }
 
 // Samples per output: what float32 error grows with (notebooks-cpp/nb_msda_cost_error.cpp).

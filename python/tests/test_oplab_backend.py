@@ -91,7 +91,8 @@ import roi_align as numpy_kernel
 def roi_align(params, inputs, grad_output):
     return numpy_kernel.roi_align(params, inputs, grad_output)
 
-ob.serve(name="decorated", dtype="float64")
+# The example kernel computes in float32 (its boxes, samples and sums), so it says so.
+ob.serve(name="decorated", dtype="float32")
 """.format(python=os.path.join(SOURCE, "python"), examples=os.path.join(SOURCE, "examples", "python-exec"))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "backend.py")
@@ -104,8 +105,10 @@ ob.serve(name="decorated", dtype="float64")
         assert run.returncode == 0, run.stdout + run.stderr
         summary = json.load(open(os.path.join(out, "summary.json")))
         [record] = summary["records"]
-        assert record["backend"] == "mine" and record["dtype"] == "float64"
-        # Every case agrees, but those of pool_mode max, which the kernel declines.
-        assert record["verdicts"].get("agree", 0) >= 20, record
-        assert record["verdicts"].get("agree", 0) + record["verdicts"].get("unsupported", 0) == 40, record
+        assert record["backend"] == "mine" and record["dtype"] == "float32"
+        # Every case agrees (or is a float32 boundary flip), but those of pool_mode max, which the
+        # kernel declines.
+        v = record["verdicts"]
+        assert v.get("agree", 0) >= 20, record
+        assert v.get("agree", 0) + v.get("boundary-flip", 0) + v.get("unsupported", 0) == 40, record
         assert record["forward_only"] > 0, record
