@@ -259,8 +259,10 @@ std::optional<Case> msda_grid_equivalent(const Case& c) {
   const MsDeformAttnParams p = parse_ms_deform_attn(c);
   const Tensor& loc = c.in("sampling_locations");
   Tensor peer_loc = loc;
+  // geom(): under a judge's geometry-in-T scope (core/geometry_rounding.h) the peer's own
+  // float pipeline, g = 2 loc - 1 and g + 1 rounded (the halving is exact); identity in double.
   for (double& v : peer_loc.data)
-    if (std::isfinite(v)) v = ((2.0 * v - 1.0) + 1.0) / 2.0;
+    if (std::isfinite(v)) v = geom(geom(2.0 * v - 1.0) + 1.0) / 2.0;
   auto near_integer = [](double v) { return std::fabs(v - std::round(v)) < 1e-4; };
   bool affected = false;
   ref::for_each_msda_point(p, loc, [&](const ref::MsdaPoint& s) {
