@@ -340,7 +340,8 @@ class FlipSearch {
     // interpolate: a float scale, the source coordinate in double).
     for (DType g : {dtype_, DType::Float32}) {
       add_in(g, GeometryPart::Whole, c_);
-      add_in(g, GeometryPart::Whole, formed_);
+      // The case formed in g: a half kernel that computes in float rounds its scale to float.
+      add_in(g, GeometryPart::Whole, g == dtype_ ? formed_ : dtype_formed_case(c_, g));
       add_in(g, GeometryPart::Parameters, c_);
       if (dtype_ == DType::Float32) break;
     }
