@@ -38,23 +38,14 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/geometry_rounding.h"
 #include "core/params.h"
 
 namespace oplab {
 namespace {
 
-// x rounded to the nearest bfloat16 value (ties to even), as a float: the upper half of its
-// float32 bits, rounded. NaN stays NaN; overflow goes to infinity.
-float to_bf16_rounded(float x) {
-  if (std::isnan(x)) return x;
-  uint32_t bits = 0;
-  std::memcpy(&bits, &x, sizeof bits);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  bits &= 0xffff0000u;
-  float r = 0;
-  std::memcpy(&r, &bits, sizeof r);
-  return r;
-}
+// x rounded to the nearest bfloat16 value (ties to even), as a float (core/geometry_rounding.h).
+float to_bf16_rounded(float x) { return static_cast<float>(round_to_type(x, DType::BFloat16)); }
 
 // One output position of an axis: its two source indices and their weights.
 struct Tap {

@@ -34,24 +34,14 @@
 #include <memory>
 
 #include "core/backend.h"
+#include "core/geometry_rounding.h"
 #include "core/params.h"
 
 namespace oplab {
 namespace {
 
-// x rounded to the nearest float16 value (ties to even), as a float: half's 11-bit
-// significand, its subnormals (spacing 2^-24) and overflow to infinity from 65520 up; NaN and
-// infinities unchanged. (external/dtype_convert.h has round_to_dtype, but oplab_variants does
-// not link oplab_external, so the rounding is written out here.)
-float to_half_rounded(float x) {
-  if (!std::isfinite(x) || x == 0.0f) return x;
-  const float a = std::fabs(x);
-  if (a >= 65520.0f) return std::copysign(std::numeric_limits<float>::infinity(), x);
-  int e = 0;
-  std::frexp(a, &e);                                        // a in [2^(e-1), 2^e)
-  const float ulp = std::ldexp(1.0f, std::max(e - 11, -24));  // half's spacing there
-  return std::copysign(std::nearbyint(a / ulp) * ulp, x);  // exact scaling; ties to even
-}
+// x rounded to the nearest float16 value (ties to even), as a float (core/geometry_rounding.h).
+float to_half_rounded(float x) { return static_cast<float>(round_to_type(x, DType::Float16)); }
 
 float f32(double v) { return static_cast<float>(v); }
 
