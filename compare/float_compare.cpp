@@ -104,19 +104,7 @@ void round_params(nlohmann::json& j, DType t) {
 Case dtype_formed_case(const Case& c, DType t) {
   Case f = dtype_rounded_case(c, t);
   round_params(f.params, t);
-  // Box corners as such a kernel scales them: x * spatial_scale rounded to t (torch, ONNX
-  // Runtime and a numpy kernel form roi_start = x1 * scale in their own type). The product of
-  // two t values, rounded once, is exactly the kernel's; the case then carries the scaled
-  // corners with spatial_scale 1, which the reference reads as the same boxes.
-  auto rois = f.inputs.find("rois");
-  if (rois != f.inputs.end() && rois->second.rank() == 2 && rois->second.dim(1) == 5 && f.params.contains("spatial_scale") &&
-      f.params["spatial_scale"].is_number()) {
-    const double scale = f.params["spatial_scale"].get<double>();
-    Tensor& r = rois->second;
-    for (int64_t k = 0; k < r.dim(0); ++k)
-      for (int64_t j = 1; j < 5; ++j) r.at(k, j) = round_to_dtype(r.at(k, j) * scale, t);
-    f.params["spatial_scale"] = 1.0;
-  }
+  if (auto scale = op_compare(c.op).dtype_geometry) scale(f, t);
   if (t == DType::Float32)
     if (auto round = op_compare(c.op).kernel_rounding) round(f);
   return f;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "compare/op_compare.h"
+#include "core/geometry_rounding.h"
 #include "reference/roi_geometry.h"
 
 namespace oplab::compare {
@@ -16,6 +17,14 @@ void nudge_rois(Case& c, double ra, double rb, double end_sign) {
   Tensor& t = c.inputs.at("rois");
   for (int64_t k = 0; k < t.dim(0); ++k)
     for (int j = 1; j < 5; ++j) t.at(k, j) = nudged(t.at(k, j), (j % 2 ? ra : rb) * (j >= 3 ? end_sign : 1.0));
+}
+
+void scale_boxes_in(Case& c, DType t) {
+  Tensor& r = c.inputs.at("rois");
+  const double scale = c.params.value("spatial_scale", 1.0);
+  for (int64_t k = 0; k < r.dim(0); ++k)
+    for (int64_t j = 1; j < 5; ++j) r.at(k, j) = round_to_type(r.at(k, j) * scale, t);
+  c.params["spatial_scale"] = 1.0;
 }
 
 void nudge_offset(Case& c, double ra, double rb) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/case.h"
 #include "core/op_traits.h"
 
@@ -78,6 +79,10 @@ struct OpCompare {
   // far below the Σ |w_k x_k| that float32 rounds. Replaces, in `mag` (the reference's result
   // on the magnitude case), each tensor it can state exactly by that sum.
   void (*magnitude)(const Case&, Result& mag) = nullptr;
+  // Optional: what a kernel forming its geometry in dtype t rounds of the case before any
+  // sample (the RoI ops: the box corners x * spatial_scale), applied to the case as t forms it
+  // (dtype_formed_case, compare/float_compare.h).
+  void (*dtype_geometry)(Case&, DType t) = nullptr;
 };
 using OpCompareRegistrar = OpTraits<OpCompare>::Registrar;
 inline const OpCompare& op_compare(const std::string& op) { return OpTraits<OpCompare>::of(op); }
@@ -93,6 +98,10 @@ double nudged_normalised(double v, double r);
 void nudge_rois(Case& c, double ra, double rb, double end_sign);
 // offset: even and odd channels (the two axes, in either op's order) by rb and ra.
 void nudge_offset(Case& c, double ra, double rb);
+// The RoI ops' corners as a kernel of dtype t scales them: x * spatial_scale rounded to t once;
+// the case then carries the scaled corners with spatial_scale 1, which the reference reads as
+// the same boxes (OpCompare::dtype_geometry).
+void scale_boxes_in(Case& c, DType t);
 // The RoI ops' driving parameter: the longest box side in feature-map pixels.
 DrivingParameter longest_box_side(const Case& c);
 // The decisions of one axis of RoIAlign samples (reference/roi_bilinear.h): the range test

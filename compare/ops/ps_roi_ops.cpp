@@ -85,10 +85,12 @@ constexpr double kPsRoiPoolBudget = 0.04;
 
 const OpCompareRegistrar kPsRoiAlign{"ps_roi_align",
                                      {ps_roi_align_terms, nudge_boxes, nullptr, nullptr, longest_box_side,
-                                      ps_roi_align_decisions, FlipKind::InputRounding, kPsRoiAlignBudget}};
+                                      ps_roi_align_decisions, FlipKind::InputRounding, kPsRoiAlignBudget, nullptr, nullptr,
+                                   scale_boxes_in}};
 const OpCompareRegistrar kPsRoiPool{"ps_roi_pool",
                                     {ps_roi_pool_terms, nudge_boxes, nullptr, nullptr, longest_box_side,
-                                     ps_roi_pool_decisions, FlipKind::InputRounding, kPsRoiPoolBudget}};
+                                     ps_roi_pool_decisions, FlipKind::InputRounding, kPsRoiPoolBudget, nullptr, nullptr,
+                                   scale_boxes_in}};
 
 }  // namespace
 

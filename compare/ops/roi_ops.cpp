@@ -144,13 +144,16 @@ constexpr double kDeformRoiPoolBudget = 0.06;
 
 const OpCompareRegistrar kRoiPool{"roi_pool",
                                   {roi_pool_terms, nudge_boxes, roi_pool_kernel_rounding, nullptr, longest_box_side,
-                                   roi_pool_decisions, FlipKind::MaxWinnerTie, kRoiPoolBudget}};
+                                   roi_pool_decisions, FlipKind::MaxWinnerTie, kRoiPoolBudget, nullptr, nullptr,
+                                   scale_boxes_in}};
 const OpCompareRegistrar kRoiAlign{"roi_align",
                                    {roi_align_terms, nudge_boxes, nullptr, roi_align_ties, longest_box_side,
-                                    roi_align_decisions, FlipKind::MaxWinnerTie, kRoiAlignBudget}};
+                                    roi_align_decisions, FlipKind::MaxWinnerTie, kRoiAlignBudget, nullptr, nullptr,
+                                   scale_boxes_in}};
 const OpCompareRegistrar kDeformRoiPool{"deform_roi_pool",
                                         {deform_roi_pool_terms, nudge_boxes_and_offset, nullptr, nullptr, longest_box_side,
-                                         deform_roi_pool_decisions, FlipKind::InputRounding, kDeformRoiPoolBudget}};
+                                         deform_roi_pool_decisions, FlipKind::InputRounding, kDeformRoiPoolBudget, nullptr, nullptr,
+                                   scale_boxes_in}};
 }  // namespace
 
 }  // namespace oplab::compare
