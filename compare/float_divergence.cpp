@@ -2,6 +2,7 @@
 
 #include "compare/differential.h"
 #include "compare/float_compare.h"
+#include "core/geometry_rounding.h"
 
 namespace oplab::compare {
 
@@ -10,6 +11,23 @@ namespace {
 // The reference as the backend's divergences see it: every case it is asked (the case, its
 // magnitude cases, the flip search's alternatives) is evaluated as its divergence equivalent,
 // so the bound and the flips are those of the equivalent computation.
+// An equivalent may append rows to an input (ps_roi_align's empty-grid divergence adds a NaN
+// image after the case's batch, for the empty boxes to read): the gradient of the case's own
+// input is then the leading rows of the equivalent's.
+Result leading_rows(Result eq, const Case& c) {
+  for (auto& [name, g] : eq.grads) {
+    const auto it = c.inputs.find(name);
+    if (it == c.inputs.end()) continue;
+    const Shape& s = it->second.shape;
+    if (g.shape == s || g.shape.size() != s.size() || s.empty() || g.shape[0] < s[0] ||
+        !std::equal(s.begin() + 1, s.end(), g.shape.begin() + 1))
+      continue;
+    g.data.resize(size_t(shape_numel(s)));
+    g.shape = s;
+  }
+  return eq;
+}
+
 class EquivalentRef : public Backend {
  public:
   // Which part of the result the equivalent case gives: a divergence may touch the forward
@@ -20,8 +38,9 @@ class EquivalentRef : public Backend {
   std::string name() const override { return ref_.name(); }
   std::string description() const override { return ref_.description() + " on the divergence's equivalent case"; }
   Result run(const Case& c, const ValidParams&) override {
-    Result eq = evaluate(ref_, divergence_equivalent(c, divs_).c);
-    if (part_ == Part::Both) return eq;
+    const Case e = divergence_equivalent(c, divs_).c;
+    Result eq = evaluate(ref_, e);
+    if (part_ == Part::Both) return leading_rows(std::move(eq), c);
     Result r = evaluate(ref_, c);
     if (part_ == Part::BackwardOnly) r.grads = std::move(eq.grads);
     else r.outputs = std::move(eq.outputs);
@@ -34,10 +53,24 @@ class EquivalentRef : public Backend {
   Part part_;
 };
 
+// The divergences that touch c: in double, or, for a kernel of a narrower type, once the
+// geometry is formed the way the flip search forms it (in T, and in float32 for half types). A
+// box empty in float16 but not in double, or a location an ulp off an integer only after the
+// float32 normalisation, meets its divergence only there.
+Equivalent divergences_touching(const Case& c, const std::vector<Divergence>& divs, DType t) {
+  Equivalent eq = divergence_equivalent(c, divs);
+  for (DType g : {t, DType::Float32}) {
+    if (!eq.names.empty() || t == DType::Float64) break;
+    GeometryIn scope(g);
+    eq = divergence_equivalent(c, divs);
+  }
+  return eq;
+}
+
 }  // namespace
 
 std::optional<std::string> float_divergence(Backend& ref, Backend& backend, const Case& c, bool raised,
-                                            double multiple, bool flipped) {
+                                            double multiple, bool flipped, std::string* exhausted) {
   const std::vector<Divergence>& divs = backend.divergences();
   if (divs.empty()) return std::nullopt;
   if (raised) {
@@ -45,7 +78,7 @@ std::optional<std::string> float_divergence(Backend& ref, Backend& backend, cons
       if (d.peer_raises && d.peer_raises(c)) return d.name;
     return std::nullopt;
   }
-  const Equivalent eq = divergence_equivalent(c, divs);
+  const Equivalent eq = divergences_touching(c, divs, backend.dtype(c.op));
   if (eq.names.empty()) return std::nullopt;
   using Part = EquivalentRef::Part;
   for (Part part : {Part::Both, Part::BackwardOnly, Part::ForwardOnly}) {
@@ -53,7 +86,9 @@ std::optional<std::string> float_divergence(Backend& ref, Backend& backend, cons
     try {
       EquivalentRef alt(ref, divs, part);
       const FloatOutcome o = compare_float_backend(alt, backend, c, multiple);
-      if (o.verdict == Verdict::Agree || (!flipped && o.verdict == Verdict::BoundaryFlip))
+      const bool exhausts = o.verdict == Verdict::PrecisionExhausted && exhausted;
+      if (exhausts) *exhausted = o.detail;
+      if (o.verdict == Verdict::Agree || (!flipped && o.verdict == Verdict::BoundaryFlip) || exhausts)
         return eq.names + (part == Part::BackwardOnly ? " (backward only)" : part == Part::ForwardOnly ? " (forward only)" : "");
     } catch (const std::exception&) {
     }

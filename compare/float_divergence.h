@@ -16,7 +16,11 @@ namespace oplab::compare {
 // disagreement on `c`, or nullopt. `raised`: the backend threw on `c` (not Unsupported, not a
 // crash) rather than answering. `flipped`: the case passed only as a boundary flip; a divergence
 // then explains it only if the reference on its equivalent case agrees without any flip.
+// `exhausted`, when given: a divergence may also explain a case whose equivalent the dtype's
+// precision cannot judge (a float16 kernel that accumulates in half, whose bound admits
+// everything); the precision-exhausted detail is written there (empty otherwise), and that
+// case's verdict is precision-exhausted, not the divergence.
 std::optional<std::string> float_divergence(Backend& ref, Backend& backend, const Case& c, bool raised,
-                                            double multiple, bool flipped = false);
+                                            double multiple, bool flipped = false, std::string* exhausted = nullptr);
 
 }  // namespace oplab::compare

@@ -37,12 +37,16 @@ Judgement by_bound(Backend& oracle, Backend& f, bool f_is_subject, const Case& c
   // equivalent case. A flip a divergence explains exactly (the peer's own index rule) is that
   // divergence.
   if (o.verdict == Verdict::Disagree || o.verdict == Verdict::BoundaryFlip || (o.verdict == Verdict::Error && !o.crashed))
+  {
+    std::string exhausted;
     if (auto name = float_divergence(oracle, f, c, o.verdict == Verdict::Error, kDefaultBoundMultiple,
-                                     o.verdict == Verdict::BoundaryFlip)) {
-      j.verdict = Verdict::NamedDivergence;
-      j.detail = *name;
+                                     o.verdict == Verdict::BoundaryFlip, &exhausted)) {
+      // The divergence explains the disagreement, but what is left the dtype cannot judge.
+      j.verdict = exhausted.empty() ? Verdict::NamedDivergence : Verdict::PrecisionExhausted;
+      j.detail = exhausted.empty() ? *name : *name + " explains the difference; " + exhausted;
       return j;
     }
+  }
   j.verdict = o.verdict;
   j.crashed = o.crashed;
   j.worst = o.worst_ratio;

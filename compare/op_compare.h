@@ -77,8 +77,11 @@ struct OpCompare {
   // Optional, for an op whose sampling weights take either sign (bicubic's outer taps): the
   // reference on the magnitude case keeps the signed weights, so its Σ w_k |x_k| can cancel
   // far below the Σ |w_k x_k| that float32 rounds. Replaces, in `mag` (the reference's result
-  // on the magnitude case), each tensor it can state exactly by that sum.
-  void (*magnitude)(const Case&, Result& mag) = nullptr;
+  // on the magnitude case), each tensor it can state exactly by that sum. `partials`: the
+  // kernel evaluates its weights' polynomials in the bound's own type, so each weight counts
+  // with its partial results (reference/cubic_partials.h); false for a kernel that forms them in
+  // double and rounds each once (the Halide kernels under the kernel-rounding rule).
+  void (*magnitude)(const Case&, Result& mag, bool partials) = nullptr;
   // Optional: what a kernel forming its geometry in dtype t rounds of the case before any
   // sample (the RoI ops: the box corners x * spatial_scale), applied to the case as t forms it
   // (dtype_formed_case, compare/float_compare.h).

@@ -35,6 +35,9 @@ inline double round_to_type(double v, DType t) {
   return std::fabs(r) > max ? std::copysign(INFINITY, v) : r;
 }
 
+// The type the geometry is formed in now (float64 outside any scope).
+inline DType geometry_type() { return detail::g_geometry_type; }
+
 // One operation's result as the geometry's type rounds it.
 inline double geom(double v) { return round_to_type(v, detail::g_geometry_type); }
 // A scale derived from the parameters (in / out, x * spatial_scale) as the kernel rounds it.

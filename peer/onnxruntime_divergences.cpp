@@ -7,6 +7,7 @@
 #include "core/params.h"
 #include "peer/interp_equivalents.h"
 #include "peer/onnxruntime_backend.h"
+#include "reference/grid_sample_taps.h"
 
 namespace oplab {
 
@@ -234,6 +235,35 @@ bool roi_align_negative_grid(const Case& c) {
   return false;
 }
 
+// GridSample nearest with reflection padding rounds the unnormalised coordinate to a pixel
+// first and reflects that integer pixel into the image; SPEC (and torch) reflect the coordinate
+// and round after. Just outside the map they part: align_corners 0, H = 4, y = 4.5 reflects to
+// 2.5 and rounds to pixel 2 (SPEC), where ORT rounds 4.5 to 4 and reflects it to pixel 3.
+// The equivalent case moves each such grid value to the centre of the pixel ORT reads, which
+// the reference reads without reflecting; grad_grid is 0 either way.
+std::optional<Case> nearest_round_then_reflect(const Case& c) {
+  if (c.op != "grid_sample") return std::nullopt;
+  const GridSampleParams p = parse_grid_sample(c);
+  if (p.mode != GridMode::Nearest || p.padding != GridPadding::Reflection) return std::nullopt;
+  Tensor g = c.in("grid");
+  const int64_t sizes[3] = {p.W, p.H, p.D};
+  bool changed = false;
+  for (size_t i = 0; i < g.data.size(); ++i) {
+    if (!std::isfinite(g.data[i])) continue;
+    const int64_t S = sizes[i % size_t(p.nd)];
+    const double u = ref::grid_unnormalise(g.data[i], S, p.align_corners);
+    const double spec_pixel = std::nearbyint(ref::grid_pad(u, S, p.padding, p.align_corners).c);
+    const double ort_pixel = std::nearbyint(ref::grid_pad(std::nearbyint(u), S, p.padding, p.align_corners).c);
+    if (ort_pixel == spec_pixel) continue;
+    g.data[i] = p.align_corners ? (S > 1 ? 2 * ort_pixel / double(S - 1) - 1 : 0.0) : (2 * ort_pixel + 1) / double(S) - 1;
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  Case e = c;
+  e.inputs.at("grid") = g;
+  return e;
+}
+
 }  // namespace
 
 const std::vector<Divergence>& onnxruntime_divergences() {
@@ -265,6 +295,10 @@ const std::vector<Divergence>& onnxruntime_divergences() {
        "Resize linear (2-D) computes its source coordinates in float32: a weight's absolute error of ~u C, times a "
        "tap whose weight is small, exceeds the float32 bound of Σ |w x| (the equivalent carries ORT's weights)",
        bilinear_float_coordinates, nullptr},
+      {"ort-grid_sample-nearest-round-then-reflect",
+       "GridSample nearest with reflection padding rounds the coordinate to a pixel and then reflects the pixel; SPEC "
+       "reflects the coordinate and then rounds (align_corners 0, H = 4, y = 4.5: ORT reads pixel 3, SPEC pixel 2)",
+       nearest_round_then_reflect, nullptr},
       {"ort-resize-float-scale-size",
        "Resize given scales sizes its output as the float32 product float(sf) * float(in), truncated: where that "
        "differs from floor(in * sf) the case's shape cannot be produced (refused)",

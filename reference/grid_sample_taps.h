@@ -42,6 +42,8 @@ struct GridTap {
   int64_t index = 0;
   double w = 0;
   std::array<double, 3> dw{};
+  // |w| with bicubic's partials per axis (reference/cubic_partials.h), for the bounds.
+  double mag_with_partials = 0;
 };
 
 // Rules a seeded bug may switch (variants/bug_grid_*.cpp); the reference takes the defaults.

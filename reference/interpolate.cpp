@@ -31,7 +31,9 @@ using AxisTaps = std::vector<std::vector<Tap>>;  // [dst] -> taps of that output
 // makes 6 -> 34 read index 3 at dst 17 (in double it would be 2). dst + 0.5 is exact in float
 // for every size a case can have (below 2^23).
 AxisTaps nearest_taps(const InterpAxis& a, bool exact) {
-  const float scale = interp_nearest_scale(a);
+  // geom_param(): torch's bfloat16 kernel rounds this scale to bfloat16 and still multiplies
+  // in float32 (core/geometry_rounding.h); the identity for the reference itself.
+  const float scale = float(geom_param(interp_nearest_scale(a)));
   AxisTaps taps(size_t(a.out));
   for (int64_t dst = 0; dst < a.out; ++dst) {
     const float pos = exact ? float(double(dst) + 0.5) * scale : float(dst) * scale;

@@ -58,7 +58,7 @@ TEST(CompareInterpolate, BicubicMagnitudeIsTheSumOfAbsoluteTerms) {
   EXPECT_EQ(mag.grads.at("input").data[1], 0.0);
   const auto exact = compare::op_compare("interpolate").magnitude;
   ASSERT_NE(exact, nullptr);
-  exact(c, mag);
+  exact(c, mag, false);
   EXPECT_DOUBLE_EQ(mag.outputs.at("output").data[3], kHandAbsSum);
   EXPECT_DOUBLE_EQ(mag.grads.at("input").data[1], 168.75 / 256);
 }
@@ -69,7 +69,7 @@ TEST(CompareInterpolate, OtherModesKeepTheReferenceMagnitude) {
   c.params["mode"] = "bilinear";
   Result mag;
   mag.outputs["output"] = Tensor({1}, 7.0);
-  compare::op_compare("interpolate").magnitude(c, mag);
+  compare::op_compare("interpolate").magnitude(c, mag, false);
   EXPECT_EQ(mag.outputs.at("output").data, std::vector<double>{7.0});
 }
 
@@ -78,7 +78,7 @@ TEST(CompareInterpolate, OtherModesKeepTheReferenceMagnitude) {
 TEST(CompareInterpolate, ATensorOfAnotherShapeKeepsTheReferenceMagnitude) {
   Result mag;
   mag.outputs["output"] = Tensor({1, 1, 1, 4}, 7.0);
-  compare::op_compare("interpolate").magnitude(hand_case(), mag);
+  compare::op_compare("interpolate").magnitude(hand_case(), mag, false);
   EXPECT_EQ(mag.outputs.at("output").shape, (Shape{1, 1, 1, 4}));
   EXPECT_EQ(mag.outputs.at("output").data, std::vector<double>(4, 7.0));
 }

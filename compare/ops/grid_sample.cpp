@@ -100,7 +100,7 @@ void decisions(const Case& c, Decisions& d) {
 // Other modes' weights are >= 0: the reference on |x| is already exact for the output and
 // grads.input, and grads.grid (bilinear's slopes take either sign) keeps the comparison's
 // estimates, a lower estimate of the sum of |terms| (compare/float_compare.cpp).
-void magnitude_at(const Case& c, Result& mag) {
+void magnitude_at(const Case& c, Result& mag, bool partials) {
   const GridSampleParams p = parse_grid_sample(c);
   if (p.mode != GridMode::Bicubic) return;
   const Tensor& x = c.in("input");
@@ -119,9 +119,10 @@ void magnitude_at(const Case& c, Result& mag) {
         const double g = backward ? std::fabs(c.grad_output->data[o]) : 0.0;
         for (const ref::GridTap& t : taps) {
           const double ax = std::fabs(x.data[size_t(base + t.index)]);
-          out.data[o] += std::fabs(t.w) * ax;
+          const double w = partials ? t.mag_with_partials : std::fabs(t.w);
+          out.data[o] += w * ax;
           if (!backward) continue;
-          gin.data[size_t(base + t.index)] += std::fabs(t.w) * g;
+          gin.data[size_t(base + t.index)] += w * g;
           for (int a = 0; a < p.nd; ++a) gg[a] += std::fabs(t.dw[size_t(a)]) * ax * g;
         }
       }
@@ -140,11 +141,11 @@ void magnitude_at(const Case& c, Result& mag) {
 // weight (an integer coordinate: W(1) = W(2) = 0) off it, and the kernel then sums a term the
 // sent case's taps weigh 0. The larger of the two per element bounds both the kernels and a
 // double backend.
-void magnitude(const Case& c, Result& mag) {
+void magnitude(const Case& c, Result& mag, bool partials) {
   if (parse_grid_sample(c).mode != GridMode::Bicubic) return;
   Result rounded = mag;
-  magnitude_at(c, mag);
-  magnitude_at(float_rounded_case(c), rounded);
+  magnitude_at(c, mag, partials);
+  magnitude_at(float_rounded_case(c), rounded, partials);
   for (auto [mine, theirs] : {std::pair{&mag.outputs, &rounded.outputs}, std::pair{&mag.grads, &rounded.grads}})
     for (auto& [name, t] : *mine) {
       auto it = theirs->find(name);

@@ -12,16 +12,20 @@
 #include <vector>
 
 #include "compare/op_compare.h"
+#include "core/geometry_rounding.h"
 #include "core/params.h"
+#include "reference/cubic_partials.h"
 
 namespace oplab::compare {
 
 namespace {
 
-// The source coordinate of the linear and cubic modes (SPEC §6), in double as the kernels.
+// The source coordinate of the linear and cubic modes (SPEC §6), in double as the kernels, or
+// as a judge's geometry-in-T scope forms it, each operation rounded as the reference then
+// rounds it (reference/interpolate.cpp), so that the decisions are those of that run.
 double source_coord(const InterpAxis& a, bool align_corners, int64_t dst) {
-  const double scale = interp_area_scale(a, align_corners);
-  return align_corners ? scale * double(dst) : scale * (double(dst) + 0.5) - 0.5;
+  const double scale = geom_param(interp_area_scale(a, align_corners));
+  return align_corners ? geom(scale * double(dst)) : geom(geom(scale * (double(dst) + 0.5)) - 0.5);
 }
 
 double terms(const Case& c) {
@@ -56,7 +60,7 @@ void decisions(const Case& c, Decisions& d) {
     for (int64_t dst = 0; dst < a.out; ++dst) switch (p.mode) {
         case InterpMode::Nearest:
         case InterpMode::NearestExact: {
-          const float scale = interp_nearest_scale(a);
+          const float scale = float(geom_param(interp_nearest_scale(a)));
           const float pos = p.mode == InterpMode::NearestExact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
           d.add(FlipKind::NearestIndex, std::min(int64_t(std::floor(pos)), a.in - 1));
           break;
@@ -106,14 +110,14 @@ double cubic_weight(double d) {
   return 0;
 }
 
-AbsTaps abs_cubic_taps(const InterpAxis& a, bool align_corners) {
+AbsTaps abs_cubic_taps(const InterpAxis& a, bool align_corners, bool partials) {
   AbsTaps taps(size_t(a.out));
   for (int64_t dst = 0; dst < a.out; ++dst) {
     const double src = source_coord(a, align_corners, dst), fi = std::floor(src), t = src - fi;
     const std::array<double, 4> dist = {t + 1, t, 1 - t, 2 - t};
     for (int64_t k = 0; k < 4; ++k)
       taps[size_t(dst)][size_t(k)] = {std::clamp(int64_t(fi) - 1 + k, int64_t(0), a.in - 1),
-                                      std::fabs(cubic_weight(dist[size_t(k)]))};
+                                      ref::cubic_tap_magnitude(cubic_weight(dist[size_t(k)]), dist[size_t(k)], partials)};
   }
   return taps;
 }
@@ -124,10 +128,11 @@ AbsTaps abs_cubic_taps(const InterpAxis& a, bool align_corners) {
 // float_divergence.cpp) that moves them (OpenCV's in/out scale, ONNX Runtime's size-1 origin)
 // is bounded by the magnitude of the spec's taps, a neighbourhood of the same pixels; a tensor
 // whose shape the equivalent changed keeps the reference's magnitude.
-void magnitude(const Case& c, Result& mag) {
+void magnitude(const Case& c, Result& mag, bool partials) {
   const auto p = parse_interpolate(c);
   if (p.mode != InterpMode::Bicubic || p.axes.size() != 2) return;
-  const AbsTaps ty = abs_cubic_taps(p.axes[0], p.align_corners), tx = abs_cubic_taps(p.axes[1], p.align_corners);
+  const AbsTaps ty = abs_cubic_taps(p.axes[0], p.align_corners, partials),
+               tx = abs_cubic_taps(p.axes[1], p.align_corners, partials);
   const Tensor& x = c.in("input");
   const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
   const bool backward = c.grad_output && mag.grads.count("input");
