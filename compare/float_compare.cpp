@@ -183,7 +183,9 @@ struct TensorBound {
   // its geometry in its own type, already scaled.
   double multiple = kDefaultBoundMultiple, kappa = 0, geo = 0, amax = 0;
   double rel() const { return multiple * kappa + geo; }
-  double at(double a) const { return rel() * (std::fabs(a) + 1e-3 * amax) + 1e-30; }
+  // A magnitude that is not finite (the reference's NaN where a divergence's equivalent puts
+  // one) leaves the element the tensor's floor, so that another run may still explain it.
+  double at(double a) const { return rel() * ((std::isfinite(a) ? std::fabs(a) : 0.0) + 1e-3 * amax) + 1e-30; }
 };
 
 // The unit roundoffs of a bound: of the sums (the accumulation type) and of the geometry and

@@ -1,6 +1,7 @@
 #include "compare/float_divergence.h"
 
 #include "compare/differential.h"
+#include "compare/dtype_case.h"
 #include "compare/float_compare.h"
 #include "core/geometry_rounding.h"
 
@@ -53,21 +54,29 @@ class EquivalentRef : public Backend {
   Part part_;
 };
 
+}  // namespace
+
 // The divergences that touch c: in double, or, for a kernel of a narrower type, once the
 // geometry is formed the way the flip search forms it (in T, and in float32 for half types). A
 // box empty in float16 but not in double, or a location an ulp off an integer only after the
 // float32 normalisation, meets its divergence only there.
-Equivalent divergences_touching(const Case& c, const std::vector<Divergence>& divs, DType t) {
+// The case as the kernel receives it (inputs rounded to T) and as T forms it (float parameters
+// and box corners in T) count too: a float16 box from x = -3340 to -3339.12 is one point once
+// its corners are half values.
+Equivalent divergences_touching(const Backend& b, const Case& c) {
+  const std::vector<Divergence>& divs = b.divergences();
+  const DType t = b.dtype(c.op);
   Equivalent eq = divergence_equivalent(c, divs);
-  for (DType g : {t, DType::Float32}) {
-    if (!eq.names.empty() || t == DType::Float64) break;
-    GeometryIn scope(g);
-    eq = divergence_equivalent(c, divs);
-  }
+  if (!eq.names.empty() || t == DType::Float64) return eq;
+  const Case sent = case_for(b, c);
+  for (DType g : {t, DType::Float32})
+    for (const Case& x : {sent, dtype_formed_case(sent, g)}) {
+      GeometryIn scope(g);
+      eq = divergence_equivalent(x, divs);
+      if (!eq.names.empty()) return eq;
+    }
   return eq;
 }
-
-}  // namespace
 
 std::optional<std::string> float_divergence(Backend& ref, Backend& backend, const Case& c, bool raised,
                                             double multiple, bool flipped, std::string* exhausted) {
@@ -78,7 +87,7 @@ std::optional<std::string> float_divergence(Backend& ref, Backend& backend, cons
       if (d.peer_raises && d.peer_raises(c)) return d.name;
     return std::nullopt;
   }
-  const Equivalent eq = divergences_touching(c, divs, backend.dtype(c.op));
+  const Equivalent eq = divergences_touching(backend, c);
   if (eq.names.empty()) return std::nullopt;
   using Part = EquivalentRef::Part;
   for (Part part : {Part::Both, Part::BackwardOnly, Part::ForwardOnly}) {

@@ -8,9 +8,16 @@
 #include <optional>
 #include <string>
 
+#include "compare/differential.h"
 #include "core/backend.h"
 
 namespace oplab::compare {
+
+// The named divergences of `b` whose equivalent case applies to `c`: in double, or for a
+// backend of a narrower dtype T, on the case as T forms it with the reference's geometry in T
+// (and in float32 for half types), where a box or a location may meet a divergence it does not
+// meet in double. `names` empty: none.
+Equivalent divergences_touching(const Backend& b, const Case& c);
 
 // The names ("a+b", as divergence_equivalent joins them) that explain the backend's
 // disagreement on `c`, or nullopt. `raised`: the backend threw on `c` (not Unsupported, not a

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cli/builtin_backends.h"
+#include "compare/float_divergence.h"
 #include "compare/judge.h"
 #include "core/case_io.h"
 #include "peer/onnxruntime_backend.h"
@@ -84,6 +85,44 @@ TEST(ShippedKernelCases, TorchHalfEmptyGridIsTheNamedDivergenceNotPrecision) {
           "op":"ps_roi_align","params":{"output_size":[1,1],"sampling_ratio":-1,"spatial_scale":1.0}})");
   EXPECT_EQ(j.verdict, Verdict::NamedDivergence) << j.detail;
   EXPECT_EQ(j.detail, "ps_roi_align-empty-grid-nan");
+}
+
+// The same divergence met only once the kernel's inputs are half values: box x from -3340 to
+// -3339.12 at scale 0.3 is 0.26 pixels wide in double (gw = 1), but half's spacing is 2 from
+// 2048 to 4096, so both corners are -3340 in half: width 0, NaN in torch.
+TEST(ShippedKernelCases, TorchHalfBoxThatIsAPointInHalfIsTheEmptyGridDivergence) {
+  Backend& b = named("torchvision-f16");
+  REQUIRE(b);
+  const auto j = judged(
+      "torchvision-f16",
+      R"({"grad_output":{"data":[0.25,0.03125,0.5,0.0],"shape":[1,2,1,2]},"inputs":{"input":{"data":[0.75,0.25,0.1875,0,0,-0.3125,0.5,0.375,-0.5,0.75,0,0.5,0.5,-0.375,-0.25,-0.5,0.3125,0,0.125,0.75,0.5,0,-0.25,-0.125,0,0.25,0.25,0,0.25,-0.125,0.75,-0.125],"shape":[2,4,2,2]},
+          "rois":{"data":[0.0,-3340.0,-2.506866455078125,-3339.123249053955,-1.4160728454589844],"shape":[1,5]}},
+          "op":"ps_roi_align","params":{"output_size":[1,2],"sampling_ratio":0,"spatial_scale":0.3}})");
+  EXPECT_EQ(j.verdict, Verdict::NamedDivergence) << j.detail;
+  EXPECT_EQ(j.detail, "ps_roi_align-empty-grid-nan");
+}
+
+// In float32 the other way round: box 0 spans y from -1e-9 - 0.5 to -1.5, height
+// -0.999999999 in double, whose ceil is -0: an empty grid there (the equivalent's NaN), while
+// float32 rounds y1 to -0.5, height -1, gh = -1 and torch answers 0. Box 1 is a point in both
+// (NaN in both). The equivalent's NaN magnitude must not make box 0's bound NaN: the reference
+// with float32 geometry reproduces torch's 0 there. And the adjoint property skips the case
+// (touched by the divergence in float32: box 0 of the first case below is empty only there).
+TEST(ShippedKernelCases, TorchFloat32EmptyOnlyInDoubleIsExplainedByTheFloat32Run) {
+  Backend& b = named("torchvision-f32");
+  REQUIRE(b);
+  const auto j = judged(
+      "torchvision-f32",
+      R"({"grad_output":{"data":[0.0,0.0],"shape":[2,1,1,1]},"inputs":{"input":{"data":[0.0],"shape":[1,1,1,1]},
+          "rois":{"data":[0.0,0.0,-1e-09,-2.0,-1.0,0.0,0.0,-2.0,0.0,-2.0],"shape":[2,5]}},
+          "op":"ps_roi_align","params":{"output_size":[1,1],"sampling_ratio":-1,"spatial_scale":1.0}})");
+  EXPECT_EQ(j.verdict, Verdict::NamedDivergence) << j.detail;
+  const Case half_empty = case_from_json(json::parse(
+      R"({"grad_output":{"data":[0.0],"shape":[1,1,1,1]},"inputs":{"input":{"data":[0.0,0.0],"shape":[1,1,2,1]},
+          "rois":{"data":[0.0,0.0,-0.5,1001.0,-0.499999999],"shape":[1,5]}},"op":"ps_roi_align",
+          "params":{"output_size":[1,1],"sampling_ratio":-1,"spatial_scale":1.0}})"));
+  EXPECT_EQ(compare::divergences_touching(b, half_empty).names, "ps_roi_align-empty-grid-nan");
+  EXPECT_EQ(compare::divergences_touching(named("torchvision"), half_empty).names, "");
 }
 
 // nearest in bfloat16, 6 -> 73 at scale_factor 12.25: torch rounds the scale 1/12.25 to
