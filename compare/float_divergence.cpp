@@ -71,9 +71,12 @@ Equivalent divergences_touching(const Backend& b, const Case& c) {
   const Case sent = case_for(b, c);
   for (DType g : {t, DType::Float32})
     for (const Case& x : {sent, dtype_formed_case(sent, g)}) {
-      GeometryIn scope(g);
-      eq = divergence_equivalent(x, divs);
-      if (!eq.names.empty()) return eq;
+      try {
+        GeometryIn scope(g);
+        eq = divergence_equivalent(x, divs);
+        if (!eq.names.empty()) return eq;
+      } catch (const std::exception&) {  // a scale rounded to T may size the output otherwise:
+      }                                  // such a form of the case proves nothing
     }
   return eq;
 }
