@@ -283,13 +283,7 @@ class FlipSearch {
     for (Alternative& a : alts_) {
       const Tensor* t = find(a.result, key);
       if (!t || t->shape != shape || !within(t->data[i], e, tol)) continue;
-      if (same_decisions(a, true)) return true;
-      if (!a.named) {
-        GeometryIn scope(a.geometry, a.part);
-        a.kind = flip_kind_between(c_, decisions(), a.c);
-        a.named = true;
-      }
-      *flip = &a.kind;
+      if (!same_decisions(a, true)) *flip = &kind_of(a);
       return true;
     }
     return false;
@@ -318,6 +312,16 @@ class FlipSearch {
     return explain_from(first_box, key, shape, i, e, bound, rel);
   }
 
+  // The first kind of decision the alternative takes otherwise than the case (named on first use).
+  const FlipKind& kind_of(Alternative& a) {
+    if (!a.named) {
+      GeometryIn scope(a.geometry, a.part);  // its decisions as its run took them
+      a.kind = flip_kind_between(c_, decisions(), a.c);
+      a.named = true;
+    }
+    return a.kind;
+  }
+
   const FlipKind* explain_from(size_t from, const std::string& key, const Shape& shape, size_t i, double e, double bound,
                                double rel) {
     for (size_t n = from; n < alts_.size(); ++n) {
@@ -326,12 +330,7 @@ class FlipSearch {
       if (!t || t->shape != shape) continue;  // a rounded scale factor may change the output's size
       const double ra = t->data[i];
       if (!within(ra, e, bound + rel * std::fabs(ra))) continue;
-      if (!a.named) {
-        GeometryIn scope(a.geometry, a.part);  // its decisions as its run took them
-        a.kind = flip_kind_between(c_, decisions(), a.c);
-        a.named = true;
-      }
-      return &a.kind;
+      return &kind_of(a);
     }
     return nullptr;
   }

@@ -56,20 +56,20 @@ class EquivalentRef : public Backend {
 
 }  // namespace
 
-// The divergences that touch c: in double, or, for a kernel of a narrower type, once the
-// geometry is formed the way the flip search forms it (in T, and in float32 for half types). A
-// box empty in float16 but not in double, or a location an ulp off an integer only after the
-// float32 normalisation, meets its divergence only there.
-// The case as the kernel receives it (inputs rounded to T) and as T forms it (float parameters
-// and box corners in T) count too: a float16 box from x = -3340 to -3339.12 is one point once
-// its corners are half values.
+// In double first; for a kernel of a narrower type also on the case as it receives it (inputs
+// rounded to T) and as T forms it (float parameters and box corners in T), with the geometry
+// formed the way the flip search forms it (in T, and in float32 for half types): a float16 box
+// from x = -3340 to -3339.12 is one point once its corners are half values, a location is an
+// ulp off an integer only after float32's 2 loc - 1.
 Equivalent divergences_touching(const Backend& b, const Case& c) {
   const std::vector<Divergence>& divs = b.divergences();
   const DType t = b.dtype(c.op);
   Equivalent eq = divergence_equivalent(c, divs);
   if (!eq.names.empty() || t == DType::Float64) return eq;
   const Case sent = case_for(b, c);
-  for (DType g : {t, DType::Float32})
+  std::vector<DType> geometries = {t};
+  if (t != DType::Float32) geometries.push_back(DType::Float32);
+  for (DType g : geometries)
     for (const Case& x : {sent, dtype_formed_case(sent, g)}) {
       try {
         GeometryIn scope(g);

@@ -79,7 +79,7 @@ struct OpCompare {
   // far below the Σ |w_k x_k| that float32 rounds. Replaces, in `mag` (the reference's result
   // on the magnitude case), each tensor it can state exactly by that sum. `partials`: the
   // kernel evaluates its weights' polynomials in the bound's own type, so each weight counts
-  // with its partial results (reference/cubic_partials.h); false for a kernel that forms them in
+  // with its partial results (compare/ops/cubic_partials.h); false for a kernel that forms them in
   // double and rounds each once (the Halide kernels under the kernel-rounding rule).
   void (*magnitude)(const Case&, Result& mag, bool partials) = nullptr;
   // Optional: what a kernel forming its geometry in dtype t rounds of the case before any

@@ -51,7 +51,7 @@ CheckResult check(CheckContext& ctx) {
   // On the case as the subject computes it: a float32 kernel rounds the grid itself, which
   // moves its weights (a tap at distance 2 - 1e-16 weighs 0 in double, 4e-8 in float32).
   // A kernel that forms its own weights evaluates their polynomials in its type: their partials
-  // count (reference/cubic_partials.h).
+  // count (compare/ops/cubic_partials.h).
   if (auto exact = compare::op_compare(c.op).magnitude)
     exact(b.geometry_as_reference() ? compare::float_rounded_case(c) : compare::case_for(b, c), mag_result,
           !b.geometry_as_reference());

@@ -9,7 +9,6 @@
 #include <algorithm>
 
 #include "core/geometry_rounding.h"
-#include "reference/cubic_partials.h"
 #include <cmath>
 
 #include "reference/grid_sample_taps.h"
@@ -83,15 +82,15 @@ namespace {
 struct AxisTap {
   int64_t i;
   double w, dw;
-  double mag;  // |w|, with bicubic's partials (reference/cubic_partials.h)
+  double dist;  // bicubic: the coordinate's signed distance from the tap (0 otherwise)
 };
 
 // The taps of grid value g along an axis of size S.
 std::vector<AxisTap> axis_taps(const GridSampleParams& p, double g, int64_t S, const GridSampleRules& rules) {
   std::vector<AxisTap> taps;
   // A tap outside the image reads 0 (only zeros padding leaves any there).
-  auto add = [&](double i, double w, double dw, double mag) {
-    if (i >= 0 && i <= double(S - 1)) taps.push_back({int64_t(i), w, dw, mag});
+  auto add = [&](double i, double w, double dw, double dist) {
+    if (i >= 0 && i <= double(S - 1)) taps.push_back({int64_t(i), w, dw, dist});
   };
   const double f = grid_unnormalise_factor(S, p.align_corners);
   const double c = grid_unnormalise(g, S, p.align_corners);
@@ -99,8 +98,8 @@ std::vector<AxisTap> axis_taps(const GridSampleParams& p, double g, int64_t S, c
     case GridMode::Bilinear: {
       const Padded q = grid_pad(c, S, p.padding, p.align_corners);
       const double i0 = std::floor(q.c), t = geom(q.c - i0);
-      add(i0, geom(1 - t), -q.dc * f, std::fabs(1 - t));
-      add(i0 + 1, t, q.dc * f, std::fabs(t));
+      add(i0, geom(1 - t), -q.dc * f, 0.0);
+      add(i0 + 1, t, q.dc * f, 0.0);
       break;
     }
     case GridMode::Nearest:
@@ -113,8 +112,7 @@ std::vector<AxisTap> axis_taps(const GridSampleParams& p, double g, int64_t S, c
         const double tap = i0 + k, d = geom(cc - tap);  // signed distance from the tap
         // Each tap is padded on its own: an integer stays an integer under border and reflection.
         const double at = rules.bicubic_pad_coordinate ? tap : grid_pad(tap, S, p.padding, p.align_corners).c;
-        const double w = grid_cubic(d);
-        add(at, w, grid_cubic_slope(d) * f, cubic_tap_magnitude(w, d, true));
+        add(at, grid_cubic(d), grid_cubic_slope(d) * f, d);
       }
       break;
     }
@@ -131,12 +129,12 @@ void grid_position_taps(const GridSampleParams& p, const double* g, const GridSa
     if (!std::isfinite(g[a])) return;  // samples nothing, no gradient (SPEC §12)
   const std::vector<AxisTap> xs = axis_taps(p, g[0], p.W, rules);
   const std::vector<AxisTap> ys = axis_taps(p, g[1], p.H, rules);
-  const std::vector<AxisTap> zs = p.nd == 3 ? axis_taps(p, g[2], p.D, rules) : std::vector<AxisTap>{{0, 1.0, 0.0, 1.0}};
+  const std::vector<AxisTap> zs = p.nd == 3 ? axis_taps(p, g[2], p.D, rules) : std::vector<AxisTap>{{0, 1.0, 0.0, 0.0}};
   for (const AxisTap& z : zs)
     for (const AxisTap& y : ys)
       for (const AxisTap& x : xs)
         taps.push_back({(z.i * p.H + y.i) * p.W + x.i, x.w * y.w * z.w,
-                        {x.dw * y.w * z.w, x.w * y.dw * z.w, x.w * y.w * z.dw}, x.mag * y.mag * z.mag});
+                        {x.dw * y.w * z.w, x.w * y.dw * z.w, x.w * y.w * z.dw}, {x.dist, y.dist, z.dist}});
 }
 
 namespace {

@@ -42,8 +42,9 @@ struct GridTap {
   int64_t index = 0;
   double w = 0;
   std::array<double, 3> dw{};
-  // |w| with bicubic's partials per axis (reference/cubic_partials.h), for the bounds.
-  double mag_with_partials = 0;
+  // bicubic: the signed distance d of each axis' coordinate from the tap, whose W(d) the weight
+  // multiplies (for the comparison's bounds); 0 for the other modes.
+  std::array<double, 3> dist{};
 };
 
 // Rules a seeded bug may switch (variants/bug_grid_*.cpp); the reference takes the defaults.

@@ -9,11 +9,11 @@
 // computed from a float32 scale as PyTorch does. PyTorch's CPU shortcuts (identity when
 // out == in, dst >> 1 when out == 2*in) are NOT taken here: they are recorded divergences.
 #include <algorithm>
-
-#include "core/geometry_rounding.h"
 #include <array>
 #include <cmath>
 
+#include "core/geometry_rounding.h"
+#include "reference/interp_coordinates.h"
 #include "reference/ref_backend.h"
 #include "reference/reference.h"
 
@@ -26,38 +26,38 @@ struct Tap {
 };
 using AxisTaps = std::vector<std::vector<Tap>>;  // [dst] -> taps of that output position
 
-// nearest: src = min(floor(dst * scale), in-1); nearest-exact: min(floor((dst + 0.5) * scale), in-1).
-// The scale is float32 and the product is taken in float32, as PyTorch does; that is what
-// makes 6 -> 34 read index 3 at dst 17 (in double it would be 2). dst + 0.5 is exact in float
-// for every size a case can have (below 2^23).
-AxisTaps nearest_taps(const InterpAxis& a, bool exact) {
+}  // namespace
+
+int64_t interp_nearest_index(const InterpAxis& a, int64_t dst, bool exact) {
   // geom_param(): torch's bfloat16 kernel rounds this scale to bfloat16 and still multiplies
-  // in float32 (core/geometry_rounding.h); the identity for the reference itself.
+  // in float32 (core/geometry_rounding.h); the identity for the reference itself. dst + 0.5 is
+  // exact in float for every size a case can have (below 2^23).
   const float scale = float(geom_param(interp_nearest_scale(a)));
-  AxisTaps taps(size_t(a.out));
-  for (int64_t dst = 0; dst < a.out; ++dst) {
-    const float pos = exact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
-    const int64_t src = std::min(int64_t(std::floor(pos)), a.in - 1);
-    taps[size_t(dst)] = {{src, 1.0}};
-  }
-  return taps;
+  const float pos = exact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
+  return std::min(int64_t(std::floor(pos)), a.in - 1);
 }
 
-// Source coordinate of the linear and cubic modes (SPEC §6).
-double source_coord(double scale, int64_t dst, bool align_corners) {
+double interp_source_coord(const InterpAxis& a, int64_t dst, bool align_corners) {
   // geom(): each operation as a kernel in another type rounds it (core/geometry_rounding.h).
-  scale = geom_param(scale);
+  const double scale = geom_param(interp_area_scale(a, align_corners));
   return align_corners ? geom(scale * double(dst)) : geom(geom(scale * (double(dst) + 0.5)) - 0.5);
+}
+
+namespace {
+
+AxisTaps nearest_taps(const InterpAxis& a, bool exact) {
+  AxisTaps taps(size_t(a.out));
+  for (int64_t dst = 0; dst < a.out; ++dst) taps[size_t(dst)] = {{interp_nearest_index(a, dst, exact), 1.0}};
+  return taps;
 }
 
 // linear / bilinear / trilinear along one axis: i0 = min(floor(src), in-1),
 // i1 = i0 + (i0 < in-1), lambda = clamp(src - i0, 0, 1). At the last index i1 == i0 and the
 // two taps land on the same element (weights still sum to 1).
 AxisTaps linear_taps(const InterpAxis& a, bool align_corners) {
-  const double scale = interp_area_scale(a, align_corners);
   AxisTaps taps(size_t(a.out));
   for (int64_t dst = 0; dst < a.out; ++dst) {
-    double src = source_coord(scale, dst, align_corners);
+    double src = interp_source_coord(a, dst, align_corners);
     if (src < 0.0) src = 0.0;  // linear modes clamp a negative source to 0 (SPEC §6)
     const int64_t i0 = std::min(int64_t(std::floor(src)), a.in - 1);
     const int64_t i1 = i0 + (i0 < a.in - 1 ? 1 : 0);
@@ -82,10 +82,9 @@ double cubic_kernel(double d) {
 // clamped into [0, in-1] (edge replication, so several taps may share an index) with
 // weights W(t+1), W(t), W(1-t), W(2-t).
 AxisTaps cubic_taps(const InterpAxis& a, bool align_corners) {
-  const double scale = interp_area_scale(a, align_corners);
   AxisTaps taps(size_t(a.out));
   for (int64_t dst = 0; dst < a.out; ++dst) {
-    const double src = source_coord(scale, dst, align_corners);
+    const double src = interp_source_coord(a, dst, align_corners);
     const double fi = std::floor(src);
     const double t = geom(src - fi);
     const int64_t i = int64_t(fi);

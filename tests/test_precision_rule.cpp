@@ -7,26 +7,17 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "cli/builtin_backends.h"
 #include "compare/judge.h"
 #include "compare/tolerance.h"
 #include "core/backend.h"
+#include "tests/builtin_backend.h"
 
 namespace oplab {
 namespace {
 
 using compare::Verdict;
 
-Backend& named(const std::string& name) {
-  Backend* b = builtin_backends().find(name);
-  if (!b) throw std::runtime_error("no backend " + name);
-  return *b;
-}
-
-#define REQUIRE(b)                                                        \
-  do {                                                                    \
-    if (auto why = (b).unavailable_reason()) GTEST_SKIP() << *why;        \
-  } while (0)
+Backend& named(const std::string& name) { return testing::builtin_backend(name); }
 
 // A backend that declares only a dtype (as an exec or plugin backend does) and answers with
 // `inner`, optionally declaring another accumulation type than the default.
@@ -105,7 +96,7 @@ Case ones_4096_samples() {
 
 TEST(PrecisionRule, AHalfSumOf4096SamplesIsPrecisionExhaustedNotAgreement) {
   Backend& f16 = named("torchvision-f16");
-  REQUIRE(f16);
+  SKIP_UNLESS_AVAILABLE(f16);
   const compare::Judgement j = compare::judge(f16, named("ref"), ones_4096_samples());
   // Declared float16 accumulation: u n = 2^-11 * 4096 * 4 taps >> 1, the bound is as wide as
   // the answer: neither agreement nor a finding.
@@ -115,7 +106,7 @@ TEST(PrecisionRule, AHalfSumOf4096SamplesIsPrecisionExhaustedNotAgreement) {
 
 TEST(PrecisionRule, AHalfKernelThatClaimsFloat32SumsFailsOnTheSameCase) {
   Backend& f16 = named("torchvision-f16");
-  REQUIRE(f16);
+  SKIP_UNLESS_AVAILABLE(f16);
   Declared claims(f16, DType::Float16, DType::Float32);
   const compare::Judgement j = compare::judge(claims, named("ref"), ones_4096_samples());
   // float32 sums: bound 8 (2^-24 * 16384 + 2^-11 (2 * 64 + 4)) * 1 = 0.52 ... about 0.5; the

@@ -8,28 +8,19 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "cli/builtin_backends.h"
 #include "compare/float_divergence.h"
 #include "compare/judge.h"
+#include "compare/ops/cubic_partials.h"
 #include "core/case_io.h"
 #include "peer/onnxruntime_backend.h"
-#include "reference/cubic_partials.h"
+#include "tests/builtin_backend.h"
 
 namespace oplab {
 namespace {
 
 using compare::Verdict;
 
-Backend& named(const std::string& name) {
-  Backend* b = builtin_backends().find(name);
-  if (!b) throw std::runtime_error("no backend " + name);
-  return *b;
-}
-
-#define REQUIRE(b)                                                 \
-  do {                                                             \
-    if (auto why = (b).unavailable_reason()) GTEST_SKIP() << *why; \
-  } while (0)
+Backend& named(const std::string& name) { return testing::builtin_backend(name); }
 
 compare::Judgement judged(const std::string& backend, const char* case_json) {
   Backend& b = named(backend);
@@ -42,10 +33,10 @@ compare::Judgement judged(const std::string& backend, const char* case_json) {
 // 0.25 W is 1.2e-7 from the double one, where the bound of u (n + ..) 0.25 |W| was 4.4e-8. The
 // partials' sum, 14.4 (hand sum of the magnitudes above), enters the bound as a quarter per tap.
 TEST(ShippedKernelCases, TorchFloat32BicubicWeightCancelsInsideThePartialsBound) {
-  EXPECT_NEAR(ref::cubic_partials(2 - 1.0 / 7), 1.392857 + 2.357143 + 4.377551 + 1.622449 + 3.013120 + 0.013120, 1e-5);
-  EXPECT_EQ(ref::cubic_partials(2.5), 0.0);
+  EXPECT_NEAR(compare::cubic_partials(2 - 1.0 / 7), 1.392857 + 2.357143 + 4.377551 + 1.622449 + 3.013120 + 0.013120, 1e-5);
+  EXPECT_EQ(compare::cubic_partials(2.5), 0.0);
   Backend& b = named("torchvision-f32");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged("torchvision-f32",
                         R"({"inputs":{"input":{"data":[0.0,0.0,0.25],"shape":[1,1,3,1]}},"op":"interpolate",
                             "params":{"align_corners":null,"mode":"bicubic","size":[7,1]}})");
@@ -60,7 +51,7 @@ TEST(ShippedKernelCases, TorchFloat32BicubicWeightCancelsInsideThePartialsBound)
 // move, so the divergence is found only with the geometry formed in float32.
 TEST(ShippedKernelCases, TorchMsdaGridNormalisationIsNamedOnceFormedInFloat32) {
   Backend& b = named("torchvision-f32");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged(
       "torchvision-f32",
       R"({"grad_output":{"data":[0.0,0.0,0.0,0.25],"shape":[1,2,2]},"inputs":{"attention_weights":{"data":[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.25],"shape":[1,2,2,1,2]},
@@ -77,7 +68,7 @@ TEST(ShippedKernelCases, TorchMsdaGridNormalisationIsNamedOnceFormedInFloat32) {
 // is empty in double already.
 TEST(ShippedKernelCases, TorchHalfEmptyGridIsTheNamedDivergenceNotPrecision) {
   Backend& b = named("torchvision-f16");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged(
       "torchvision-f16",
       R"({"grad_output":{"data":[0.0,0.25],"shape":[2,1,1,1]},"inputs":{"input":{"data":[0.0,0.0,0.0],"shape":[1,1,3,1]},
@@ -92,7 +83,7 @@ TEST(ShippedKernelCases, TorchHalfEmptyGridIsTheNamedDivergenceNotPrecision) {
 // 2048 to 4096, so both corners are -3340 in half: width 0, NaN in torch.
 TEST(ShippedKernelCases, TorchHalfBoxThatIsAPointInHalfIsTheEmptyGridDivergence) {
   Backend& b = named("torchvision-f16");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged(
       "torchvision-f16",
       R"({"grad_output":{"data":[0.25,0.03125,0.5,0.0],"shape":[1,2,1,2]},"inputs":{"input":{"data":[0.75,0.25,0.1875,0,0,-0.3125,0.5,0.375,-0.5,0.75,0,0.5,0.5,-0.375,-0.25,-0.5,0.3125,0,0.125,0.75,0.5,0,-0.25,-0.125,0,0.25,0.25,0,0.25,-0.125,0.75,-0.125],"shape":[2,4,2,2]},
@@ -110,7 +101,7 @@ TEST(ShippedKernelCases, TorchHalfBoxThatIsAPointInHalfIsTheEmptyGridDivergence)
 // (touched by the divergence in float32: box 0 of the first case below is empty only there).
 TEST(ShippedKernelCases, TorchFloat32EmptyOnlyInDoubleIsExplainedByTheFloat32Run) {
   Backend& b = named("torchvision-f32");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged(
       "torchvision-f32",
       R"({"grad_output":{"data":[0.0,0.0],"shape":[2,1,1,1]},"inputs":{"input":{"data":[0.0],"shape":[1,1,1,1]},
@@ -133,7 +124,7 @@ TEST(ShippedKernelCases, TorchFloat32EmptyOnlyInDoubleIsExplainedByTheFloat32Run
 // reference with its scale in bfloat16.
 TEST(ShippedKernelCases, TorchBfloat16NearestScaleIsAFlipOfTheNearestIndex) {
   Backend& b = named("torchvision-bf16");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged("torchvision-bf16",
                         R"({"inputs":{"input":{"data":[0,0,0,0,0.25,0,0,0,0,0,0,0],"shape":[1,2,6]}},"op":"interpolate",
                             "params":{"mode":"nearest","recompute_scale_factor":null,"scale_factor":[12.25]}})");
@@ -164,7 +155,7 @@ TEST(ShippedKernelCases, OrtNearestReflectionRoundsBeforeReflecting) {
   EXPECT_FALSE(d->peer_equivalent(inside).has_value());
 
   Backend& b = named("onnxruntime");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged("onnxruntime", text);
   EXPECT_EQ(j.verdict, Verdict::NamedDivergence) << j.detail;
   EXPECT_EQ(j.detail.rfind("ort-grid_sample-nearest-round-then-reflect", 0), 0u) << j.detail;
@@ -177,7 +168,7 @@ TEST(ShippedKernelCases, OrtNearestReflectionRoundsBeforeReflecting) {
 // double rule counts the partials, so this is agreement, not a finding.
 TEST(ShippedKernelCases, OrtFloat64BicubicCancellationIsWithinTheTermsBound) {
   Backend& b = named("onnxruntime");
-  REQUIRE(b);
+  SKIP_UNLESS_AVAILABLE(b);
   const auto j = judged("onnxruntime",
                         R"({"inputs":{"grid":{"data":[1.0,-1.0,-1.6666666656666667,0.0],"shape":[1,1,2,2]},
                             "input":{"data":[0.0,0.0,0.0,0.0,0.25,0.0,0.0,0.0],"shape":[1,1,2,4]}},

@@ -14,6 +14,7 @@
 #include "compare/float_compare.h"
 #include "compare/op_compare.h"
 #include "core/params.h"
+#include "compare/ops/cubic_partials.h"
 #include "reference/grid_sample_taps.h"
 
 namespace oplab::compare {
@@ -119,7 +120,11 @@ void magnitude_at(const Case& c, Result& mag, bool partials) {
         const double g = backward ? std::fabs(c.grad_output->data[o]) : 0.0;
         for (const ref::GridTap& t : taps) {
           const double ax = std::fabs(x.data[size_t(base + t.index)]);
-          const double w = partials ? t.mag_with_partials : std::fabs(t.w);
+          double w = std::fabs(t.w);
+          if (partials) {  // each axis' weight with its Horner partials (cubic_partials.h)
+            w = 1;
+            for (int a = 0; a < p.nd; ++a) w *= cubic_tap_magnitude(ref::grid_cubic(t.dist[size_t(a)]), t.dist[size_t(a)], true);
+          }
           out.data[o] += w * ax;
           if (!backward) continue;
           gin.data[size_t(base + t.index)] += w * g;

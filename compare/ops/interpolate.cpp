@@ -12,21 +12,13 @@
 #include <vector>
 
 #include "compare/op_compare.h"
-#include "core/geometry_rounding.h"
+#include "compare/ops/cubic_partials.h"
 #include "core/params.h"
-#include "reference/cubic_partials.h"
+#include "reference/interp_coordinates.h"
 
 namespace oplab::compare {
 
 namespace {
-
-// The source coordinate of the linear and cubic modes (SPEC §6), in double as the kernels, or
-// as a judge's geometry-in-T scope forms it, each operation rounded as the reference then
-// rounds it (reference/interpolate.cpp), so that the decisions are those of that run.
-double source_coord(const InterpAxis& a, bool align_corners, int64_t dst) {
-  const double scale = geom_param(interp_area_scale(a, align_corners));
-  return align_corners ? geom(scale * double(dst)) : geom(geom(scale * (double(dst) + 0.5)) - 0.5);
-}
 
 double terms(const Case& c) {
   const auto p = parse_interpolate(c);
@@ -59,17 +51,15 @@ void decisions(const Case& c, Decisions& d) {
     if (a.in <= 0) continue;
     for (int64_t dst = 0; dst < a.out; ++dst) switch (p.mode) {
         case InterpMode::Nearest:
-        case InterpMode::NearestExact: {
-          const float scale = float(geom_param(interp_nearest_scale(a)));
-          const float pos = p.mode == InterpMode::NearestExact ? float(double(dst) + 0.5) * scale : float(dst) * scale;
-          d.add(FlipKind::NearestIndex, std::min(int64_t(std::floor(pos)), a.in - 1));
+        case InterpMode::NearestExact:
+          d.add(FlipKind::NearestIndex, ref::interp_nearest_index(a, dst, p.mode == InterpMode::NearestExact));
           break;
-        }
         case InterpMode::Linear:
         case InterpMode::Bilinear:
         case InterpMode::Trilinear:
         case InterpMode::Bicubic: {
-          double src = source_coord(a, p.align_corners, dst);
+          // As the reference's run forms it (in T under a judge's geometry-in-T scope).
+          const double src = ref::interp_source_coord(a, dst, p.align_corners);
           // Linear modes clamp a negative source to 0 and the index to in - 1; cubic does neither.
           if (p.mode == InterpMode::Bicubic) d.add(FlipKind::Floor, int64_t(std::floor(src)));
           else d.add(FlipKind::Floor, std::min(int64_t(std::floor(std::max(src, 0.0))), a.in - 1));
@@ -113,11 +103,11 @@ double cubic_weight(double d) {
 AbsTaps abs_cubic_taps(const InterpAxis& a, bool align_corners, bool partials) {
   AbsTaps taps(size_t(a.out));
   for (int64_t dst = 0; dst < a.out; ++dst) {
-    const double src = source_coord(a, align_corners, dst), fi = std::floor(src), t = src - fi;
+    const double src = ref::interp_source_coord(a, dst, align_corners), fi = std::floor(src), t = src - fi;
     const std::array<double, 4> dist = {t + 1, t, 1 - t, 2 - t};
     for (int64_t k = 0; k < 4; ++k)
       taps[size_t(dst)][size_t(k)] = {std::clamp(int64_t(fi) - 1 + k, int64_t(0), a.in - 1),
-                                      ref::cubic_tap_magnitude(cubic_weight(dist[size_t(k)]), dist[size_t(k)], partials)};
+                                      cubic_tap_magnitude(cubic_weight(dist[size_t(k)]), dist[size_t(k)], partials)};
   }
   return taps;
 }

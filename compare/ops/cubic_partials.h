@@ -5,10 +5,10 @@
 // cancels from partials of about 3 to a weight near 0 (torch's float32 W(1.857) is 4.8e-7 from
 // the double one: 2 ulps of 3, 37 ulps of W; ONNX Runtime's float64 W(1 + 1.5e-9) carries
 // 1e-16 of absolute error on a weight of 7e-10). A bound of the kernel's Σ |terms| has to count
-// those partials (compare/ops/interpolate.cpp, compare/ops/grid_sample.cpp).
+// those partials (interpolate.cpp, grid_sample.cpp beside this file).
 #include <cmath>
 
-namespace oplab::ref {
+namespace oplab::compare {
 
 // Σ |partial results| of Horner's rule for W(d): ((A+2)|d| - (A+3)) |d| |d| + 1 inside 1,
 // ((A |d| - 5A) |d| + 8A) |d| - 4A from 1 to 2, 0 beyond.
@@ -28,4 +28,4 @@ inline double cubic_tap_magnitude(double w, double d, bool partials) {
   return std::fabs(w) + (partials ? cubic_partials(d) / 4 : 0.0);
 }
 
-}  // namespace oplab::ref
+}  // namespace oplab::compare
