@@ -449,15 +449,19 @@ class FlipSearch {
 
 // roi_align max: near-tied samples whose order float32 rounding may swap. An element of
 // grad_input is explained if it lies within the range the choice of winners allows (the op's
-// tie_range, computed on first use).
+// tie_range, computed on first use). `geometry`: the samples as the reference places them with
+// its geometry in that type (core/geometry_rounding.h): a float32 kernel whose sample lands
+// 2^-22 below a row gives that row a weight the double samples never give it, whichever wins.
 class TieRange {
  public:
-  TieRange(const Case& c, double tolerance) : c_(c), tolerance_(tolerance) {}
+  TieRange(const Case& c, double tolerance, DType geometry = DType::Float64)
+      : c_(c), tolerance_(tolerance), geometry_(geometry) {}
 
   bool explains(const std::string& key, size_t i, double e, double bound) {
     if (key != "grads.input" || !std::isfinite(e) || !op_compare(c_.op).tie_range) return false;
     if (!ready_) {
       ready_ = true;
+      GeometryIn scope(geometry_);
       has_ties_ = op_compare(c_.op).tie_range(c_, tolerance_, lo_, hi_);
     }
     return has_ties_ && e >= lo_.data[i] - bound && e <= hi_.data[i] + bound;
@@ -466,6 +470,7 @@ class TieRange {
  private:
   const Case& c_;
   double tolerance_;
+  DType geometry_;
   bool ready_ = false, has_ties_ = false;
   Tensor lo_, hi_;
 };
@@ -506,6 +511,9 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
   const double n_fwd = op_compare(c.op).forward_terms(c), C = coordinate_scale(c);
   FlipSearch flips(ref, c, o.rule, dtype);
   TieRange ties(c, multiple * (u.acc * n_fwd + u.store * 2 * C));
+  // A kernel forming its geometry in its own type also places its samples there.
+  TieRange ties_in_t(c, multiple * (u.acc * n_fwd + u.store * 2 * C),
+                     o.rule == FlipRule::KernelRounding ? DType::Float64 : dtype);
   bool flipped = false;
   double widest = 0;     // the largest relative error a bound admitted where it was leaned on
   std::string leaning;   // the first element that passed only because its bound is that wide
@@ -562,7 +570,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
         flipped = true;
         continue;
       }
-      if (ties.explains(key, i, e, bound)) {
+      if (ties.explains(key, i, e, bound) || (o.rule != FlipRule::KernelRounding && ties_in_t.explains(key, i, e, bound))) {
         ++o.flips[size_t(FlipKind::MaxWinnerTie)];
         flipped = true;
         continue;

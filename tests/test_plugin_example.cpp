@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "compare/judge.h"
+#include "core/case_io.h"
 #include "external/plugin_backend.h"
 #include "fuzz/campaign.h"
 #include "reference/ref_backend.h"
@@ -54,6 +56,22 @@ TEST(PluginExample, HandCase) {
   const Result r = evaluate(*b, c);
   EXPECT_EQ(r.outputs.at("output").data, std::vector<double>{2.5});
   EXPECT_EQ(r.grads.at("input").data, (std::vector<double>{0.25, 0.25, 0.25, 0.25}));
+}
+
+// The case the 120 s fuzz of the example failed on (max mode, 3 x 3 samples per bin, a 5 x 13
+// map mostly of 0.25 with 0.625 at (3, 12) and 0.75 at (4, 12)). Box 1's bin 1 has a sample at
+// y = 2.25 + 1.1666666 + 1.5 * 1.1666666 / 3: 4.0 in double, 3.9999998 in float32, where the
+// plugin computes it; that sample and the one at y = 4.39 (clamped to row 4) both read 0.75 up
+// to that rounding, a tie. The plugin's winner gives row 3 the weight 2^-22 (grad 6e-8), which
+// no choice of winner gives it with the double samples (y = 4.0 weighs row 3 by 0): only the
+// tie range of the samples placed in float32 holds it, a max-winner-tie flip.
+TEST(PluginExample, AMaxTieBetweenFloat32SamplesIsAFlip) {
+  auto b = load_plugin_backend(OPLAB_EXAMPLE_PLUGIN);
+  auto ref = make_ref_backend();
+  const Case c = case_from_json(json::parse(R"({"grad_output":{"data":[0.25,0.25,0.25,0.0,0.25,0.0],"shape":[2,1,3,1]},"inputs":{"input":{"data":[0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.0,0.25,0.25,0.25,0.25,0.2500019073486328,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.625,0.0,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.25,0.75],"shape":[1,1,5,13]},"rois":{"data":[0.0,0.0,5.0,0.0,5.0,0.0,12.0,2.25,12.0,5.75],"shape":[2,5]}},"op":"roi_align","params":{"aligned":false,"output_size":[3,1],"pool_mode":"max","sampling_ratio":3,"spatial_scale":1.0}})"));
+  const compare::Judgement j = compare::judge(*b, *ref, c);
+  EXPECT_EQ(j.verdict, compare::Verdict::BoundaryFlip) << j.detail;
+  EXPECT_NE(j.detail.find("max winner tie"), std::string::npos) << j.detail;
 }
 
 TEST(PluginExample, CorrectKernelPasses) {
