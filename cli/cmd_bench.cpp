@@ -33,6 +33,7 @@ struct Options {
   std::vector<std::string> only;  // substrings of shape names
   std::string out = "out/bench.json";
   bool no_backward = false;
+  std::string device = "all";  // cpu, cuda or all (each that can run here)
 };
 
 bool selected(const Options& opt, const std::string& name) {
@@ -187,6 +188,12 @@ int run_bench(const Options& opt) {
     std::cerr << bad << '\n';
     return kUsage;
   }
+  if (opt.device == "cuda")
+    if (Backend* cuda = builtin_backends().find("halide-cuda"); !cuda || cuda->unavailable_reason()) {
+      std::cerr << "bench: --device cuda: halide-cuda cannot run here ("
+                << (cuda ? *cuda->unavailable_reason() : std::string("not built")) << ")\n";
+      return kUnavailable;
+    }
   set_halide_threads(opt.threads);
   // The sides alternate run by run on the same cores: OpenMP threads that spin-wait after a
   // run (PyTorch in its bridge process) steal the cores from the next side; the bridges start
@@ -241,6 +248,7 @@ int run_bench(const Options& opt) {
       // halide-opencl is not timed: on pocl's CPU device its times say nothing about a GPU.
       for (auto [name, device] : {std::pair<const char*, HalideDevice>{"halide-cpu", HalideDevice::Cpu},
                                   {"halide-cuda", HalideDevice::Cuda}}) {
+        if (opt.device != "all" && opt.device != (device == HalideDevice::Cuda ? "cuda" : "cpu")) continue;
         Backend* b = reg.find(name);
         if (!b || b->unavailable_reason()) continue;
         const std::string peer_device = device == HalideDevice::Cuda ? "cuda" : "cpu";
@@ -275,16 +283,19 @@ int run_bench(const Options& opt) {
             rec["gflops"] = s.flops / (ms * 1e-3) / 1e9;
             gbs = fmt(rec["gflops"].get<double>(), 1) + "GF";
             gflops = true;
-            if (fma.gflops > 0) {
+            // The limits measured here are the CPU's: a GPU kernel gets its rate alone.
+            if (fma.gflops > 0 && device == HalideDevice::Cpu) {
               rec["fma_fraction"] = rec["gflops"].get<double>() / fma.gflops;
               frac = fmt(100 * rec["fma_fraction"].get<double>(), 0) + "F";
             }
           } else if (!backward) {
             const double g = s.bytes / (ms * 1e-3) / 1e9;
             rec["gbs"] = g;
-            rec["copy_fraction"] = g / copy_gbs;
             gbs = fmt(g, 1);
-            frac = fmt(100 * g / copy_gbs, 0);
+            if (device == HalideDevice::Cpu) {
+              rec["copy_fraction"] = g / copy_gbs;
+              frac = fmt(100 * g / copy_gbs, 0);
+            }
           }
         }
         if (peer.contains("median_ms")) {
@@ -361,6 +372,8 @@ void add_bench(CLI::App& app) {
   sub->add_option("--warmup,-w", opt->warmup, "untimed runs first (default 2)")->check(whole_number(0, 100000));
   sub->add_option("--shape,-s", opt->only, "only shapes whose name contains this (repeatable; unknown: exit 2)");
   sub->add_flag("--no-backward", opt->no_backward, "forward only");
+  sub->add_option("--device", opt->device, "cpu (halide-cpu), cuda (halide-cuda) or all (default: each that runs here)")
+      ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   sub->add_option("--out,-o", opt->out, "JSON report (default out/bench.json)");
   sub->callback([opt] { set_exit_code(run_bench(*opt)); });
 }

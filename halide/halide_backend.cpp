@@ -15,7 +15,7 @@
 
 namespace oplab {
 
-std::optional<std::string> opencl_started_before_fork();  // below
+std::optional<std::string> started_before_fork(HalideDevice d);  // below
 
 namespace {
 
@@ -48,8 +48,7 @@ class HalideBackend : public Backend {
     const HalideOp* op = find_halide_op(c.op);
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);
     if (auto why = device_unavailable_reason(device_)) throw BackendUnavailable(name() + ": " + *why);
-    if (device_ == HalideDevice::OpenCL)
-      if (auto why = opencl_started_before_fork()) throw BackendUnavailable(name() + ": " + *why);
+    if (auto why = started_before_fork(device_)) throw BackendUnavailable(name() + ": " + *why);
     return op->run(c, vp, device_);
   }
 
@@ -85,22 +84,67 @@ const char* halide_backend_name(HalideDevice d) {
   return "halide-cpu";
 }
 
-std::optional<std::string> cuda_unavailable_reason() {
-  // The Halide CUDA runtime finds the driver's entry points in the process first and loads
-  // "libcuda.so" only when they are not there; a driver may ship only libcuda.so.1, so it is
-  // loaded here, globally, after the same questions the runtime would ask, so that a machine
-  // without a GPU gets a clear sentence instead of a failed kernel call.
-  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL);
-  if (!lib) lib = dlopen("libcuda.so", RTLD_LAZY | RTLD_GLOBAL);
-  if (!lib) return std::string("no CUDA driver (libcuda.so) on this machine");
+namespace {
+
+// The CUDA questions, asked in a child process like the OpenCL ones below: a process that has
+// called cuInit and then forks leaves its children unable to use CUDA at all (the driver's
+// state does not survive a fork), and the campaigns and fuzzers fork their workers after
+// asking whether a backend can run. The parent only loads the driver library.
+enum CudaProbe { kCudaOk = 0, kNoCudaLib = 10, kNoCudaSymbols, kCudaInitFailed, kNoCudaDevice };
+
+int probe_cuda_here() {
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) lib = dlopen("libcuda.so", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) return kNoCudaLib;
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
   auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
   auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+  if (!init || !count) return kNoCudaSymbols;
+  if (init(0) != 0) return kCudaInitFailed;
   int n = 0;
-  if (!init || !count) return std::string("the CUDA driver library lacks cuInit/cuDeviceGetCount");
-  if (int e = init(0); e != 0) return "the CUDA driver failed to initialise (cuInit error " + std::to_string(e) + ")";
-  if (count(&n) != 0 || n == 0) return std::string("no CUDA device on this machine");
+  if (count(&n) != 0 || n == 0) return kNoCudaDevice;
+  return kCudaOk;
+}
+
+// Runs `probe` in a child and returns its exit code (-1: crashed; -2: no answer in 30 s;
+// -3: fork failed).
+int probe_in_child(int (*probe)()) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) _exit(probe());
+  if (pid < 0) return -3;
+  int status = 0;
+  // A driver or platform that takes longer than this to answer is not usable for testing.
+  for (int waited_ms = 0; waitpid(pid, &status, WNOHANG) == 0; waited_ms += 10) {
+    if (waited_ms > 30000) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -2;
+    }
+    usleep(10000);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+std::optional<std::string> cuda_unavailable_reason() {
+  switch (probe_in_child(probe_cuda_here)) {
+    case kCudaOk: break;
+    case kNoCudaLib: return std::string("no CUDA driver (libcuda.so) on this machine");
+    case kNoCudaSymbols: return std::string("the CUDA driver library lacks cuInit/cuDeviceGetCount");
+    case kCudaInitFailed: return std::string("the CUDA driver failed to initialise (cuInit)");
+    case kNoCudaDevice: return std::string("no CUDA device on this machine");
+    case -2: return std::string("the CUDA driver did not answer within 30 s");
+    case -3: return std::string("cannot ask the CUDA driver (fork failed)");
+    default: return std::string("the CUDA driver query crashed");
+  }
+  // The Halide CUDA runtime finds the driver's entry points in the process first and loads
+  // "libcuda.so" only when they are not there; a driver may ship only libcuda.so.1, so it is
+  // loaded here, globally. Loading it initialises nothing.
+  if (!dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL) && !dlopen("libcuda.so", RTLD_LAZY | RTLD_GLOBAL))
+    return std::string("no CUDA driver (libcuda.so) on this machine");
   return std::nullopt;
 }
 
@@ -133,29 +177,16 @@ int probe_opencl_here() {
   return kNoDevice;
 }
 
-// The process that first ran an OpenCL kernel (0: none yet).
-pid_t g_opencl_started_in = 0;
+// The process that first ran a kernel on each GPU device (0: none yet).
+pid_t g_started_in[3] = {0, 0, 0};
 
 }  // namespace
 
 std::optional<std::string> opencl_unavailable_reason() {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) _exit(probe_opencl_here());
-  int status = 0;
-  if (pid < 0) return std::string("cannot ask the OpenCL platforms (fork failed)");
-  // A platform that takes longer than this to list its devices is not usable for testing.
-  for (int waited_ms = 0; waitpid(pid, &status, WNOHANG) == 0; waited_ms += 10) {
-    if (waited_ms > 30000) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return std::string("the OpenCL platform query did not answer within 30 s");
-    }
-    usleep(10000);
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  switch (code) {
+  switch (probe_in_child(probe_opencl_here)) {
     case kOpenClOk: break;
+    case -2: return std::string("the OpenCL platform query did not answer within 30 s");
+    case -3: return std::string("cannot ask the OpenCL platforms (fork failed)");
     case kNoLoader: return std::string("no OpenCL ICD loader (libOpenCL.so.1) on this machine");
     case kNoSymbols: return std::string("the OpenCL library lacks clGetPlatformIDs/clGetDeviceIDs");
     case kNoPlatform: return std::string("no OpenCL platform on this machine (pocl-opencl-icd gives a CPU device)");
@@ -170,17 +201,20 @@ std::optional<std::string> opencl_unavailable_reason() {
   return std::nullopt;
 }
 
-// Why this process must not run OpenCL kernels: it was forked after its parent had run them.
-std::optional<std::string> opencl_started_before_fork() {
+// Why this process must not run GPU kernels: it was forked after its parent had run them
+// (neither an OpenCL platform's threads nor the CUDA driver's state survive a fork).
+std::optional<std::string> started_before_fork(HalideDevice d) {
+  if (d == HalideDevice::Cpu) return std::nullopt;
+  pid_t& started = g_started_in[static_cast<int>(d)];
   const pid_t self = getpid();
-  if (g_opencl_started_in == 0) {
-    g_opencl_started_in = self;
+  if (started == 0) {
+    started = self;
     return std::nullopt;
   }
-  if (g_opencl_started_in == self) return std::nullopt;
-  return std::string(
-      "OpenCL was started in the parent before this process was forked, and its platform's threads do not "
-      "survive a fork; run halide-opencl either only in forked children or only unforked");
+  if (started == self) return std::nullopt;
+  const std::string what = d == HalideDevice::Cuda ? "CUDA" : "OpenCL";
+  return what + " was started in the parent before this process was forked, and it does not survive a fork; run " +
+         halide_backend_name(d) + " either only in forked children or only unforked";
 }
 
 std::optional<std::string> device_unavailable_reason(HalideDevice d) {

@@ -63,28 +63,34 @@ std::mutex g_versions_mutex;
 std::map<std::pair<std::string, std::string>, std::optional<json>> g_versions;
 
 // `PYTHON -u SCRIPT`, with oplab's working directory and stderr.
-LineChildOptions bridge_options(const std::string& python, const std::string& script, DType dtype) {
+LineChildOptions bridge_options(const std::string& python, const std::string& script, DType dtype, TorchDevice device) {
   LineChildOptions o;
   o.argv = {python, "-u", script};
   if (dtype != DType::Float64) o.argv.insert(o.argv.end(), {"--dtype", dtype_name(dtype)});
+  if (device == TorchDevice::Cuda) o.argv.insert(o.argv.end(), {"--device", "cuda"});
   return o;
 }
 
-// The name a user sees: "torchvision" (the float64 oracle), "torchvision-f32", "-f16", "-bf16".
-std::string torch_backend_name(DType dtype) {
+// The name a user sees: "torchvision" (the float64 oracle), "torchvision-f32", "-f16", "-bf16";
+// torch's CUDA kernels "torchvision-cuda-f32", "torchvision-cuda-f16".
+std::string torch_backend_name(DType dtype, TorchDevice device) {
+  const std::string base = device == TorchDevice::Cuda ? "torchvision-cuda" : "torchvision";
   switch (dtype) {
-    case DType::Float64: return "torchvision";
-    case DType::Float32: return "torchvision-f32";
-    case DType::Float16: return "torchvision-f16";
-    case DType::BFloat16: return "torchvision-bf16";
+    case DType::Float64: return base;
+    case DType::Float32: return base + "-f32";
+    case DType::Float16: return base + "-f16";
+    case DType::BFloat16: return base + "-bf16";
   }
-  return "torchvision";
+  return base;
 }
 
 // What torch 1.13's CPU kernels have in each reduced dtype (SPEC §15, measured): float32 every
 // op the peer has; float16 the four RoI ops; bfloat16 interpolate (the bridge declines a mode
 // torch lacks, such as nearest-exact, from torch's own "not implemented" error).
-bool torch_has_dtype(const std::string& op, DType dtype) {
+bool torch_has_dtype(const std::string& op, DType dtype, TorchDevice device) {
+  // torchvision's and torch's CUDA kernels dispatch float16 for every op the peer has (the
+  // bridge declines a mode torch lacks from torch's own "not implemented" error).
+  if (device == TorchDevice::Cuda) return dtype != DType::BFloat16 || op == "interpolate";
   switch (dtype) {
     case DType::Float64:
     case DType::Float32: return true;
@@ -96,30 +102,34 @@ bool torch_has_dtype(const std::string& op, DType dtype) {
 
 class TorchvisionBackend : public Backend {
  public:
-  explicit TorchvisionBackend(DType dtype = DType::Float64)
+  explicit TorchvisionBackend(DType dtype = DType::Float64, TorchDevice device = TorchDevice::Cpu)
       : dtype_(dtype),
+        device_(device),
         python_(env_or("OPLAB_PYTHON", OPLAB_PYTHON)),
         script_(peer_script()),
         // The bridge speaks the line protocol (docs/protocol.md) like any --exec backend; its
         // stderr stays oplab's, and it has no timeout (a large case may take torch a while).
-        client_(torch_backend_name(dtype), bridge_options(python_, script_, dtype), 0) {}
+        client_(torch_backend_name(dtype, device), bridge_options(python_, script_, dtype, device), 0) {}
 
-  std::string name() const override { return torch_backend_name(dtype_); }
+  std::string name() const override { return torch_backend_name(dtype_, device_); }
   bool out_of_process() const override { return true; }  // the Python bridge is a child process
   // torch's semantics are the same in every dtype: the float64 peer's named divergences hold.
   const std::vector<Divergence>& divergences() const override { return torchvision_divergences(); }
   DType dtype(const std::string&) const override { return dtype_; }
-  bool opt_in() const override { return dtype_ != DType::Float64; }
+  bool opt_in() const override { return dtype_ != DType::Float64 || device_ == TorchDevice::Cuda; }
   // Measured on torch 1.13 (SPEC §15): the CPU RoI kernels in float16 add every sample, and
   // every bin's gradient, in half (a 64x64 map of ones pooled into one bin of 4096 samples
   // gives 0.5). Its bfloat16 interpolate adds the forward in float32 (an area mean of 2^20
   // values of 0.01 gives 0.01001) but the backward in bfloat16 (1 -> 2000 along x with a
   // grad_output of ones gives each input 256, not 1000): declared bfloat16, the narrower.
+  // On CUDA, not yet measured: the narrowest (the dtype itself) is declared, which forgives a
+  // half kernel that adds in float32 nothing it does not forgive one that adds in half.
   DType accumulation(const std::string&) const override { return dtype_; }
 
   std::string description() const override {
     return "PyTorch / torchvision (torchvision.ops, torch.nn.functional.interpolate) in " + std::string(dtype_name(dtype_)) +
-           " on the CPU, one thread, via a Python bridge (" + python_ + ")" +
+           (device_ == TorchDevice::Cuda ? " on the GPU (CUDA)" : " on the CPU, one thread") + ", via a Python bridge (" +
+           python_ + ")" +
            (dtype_ == DType::Float64 ? "" : ": the kernels users deploy, judged at their own precision");
   }
 
@@ -130,7 +140,9 @@ class TorchvisionBackend : public Backend {
 
   std::optional<std::string> unsupported_reason(const Case& c) const override {
     if (c.op == "deform_roi_pool") return std::string("torchvision has no DeformRoIPool (it is an mmcv op)");
-    if (!torch_has_dtype(c.op, dtype_)) return "torch has no " + std::string(dtype_name(dtype_)) + " CPU kernel of " + c.op;
+    if (!torch_has_dtype(c.op, dtype_, device_))
+      return "torch has no " + std::string(dtype_name(dtype_)) + (device_ == TorchDevice::Cuda ? " CUDA" : " CPU") +
+             " kernel of " + c.op;
     if (c.op == "roi_align") {
       const json mode = c.params.value("pool_mode", json("avg"));
       if (mode != "avg") return std::string("torchvision.ops.roi_align has no max mode (avg only)");
@@ -223,9 +235,12 @@ class TorchvisionBackend : public Backend {
     if (checked_) return unavailable_;
     checked_ = true;
     if (client_.unavailable()) {
-      unavailable_ = client_.refused() ? python_ + " cannot import torch/torchvision (" + *client_.refused() +
-                                             "): install python3-torchvision"
-                                       : python_ + " " + script_ + ": " + *client_.unavailable();
+      if (client_.refused() && device_ == TorchDevice::Cuda)
+        unavailable_ = python_ + ": " + *client_.refused();  // most often: no CUDA device here
+      else
+        unavailable_ = client_.refused() ? python_ + " cannot import torch/torchvision (" + *client_.refused() +
+                                               "): install python3-torchvision"
+                                         : python_ + " " + script_ + ": " + *client_.unavailable();
     } else if (client_.hello()) {
       versions_ = json::object();
       for (const auto& [k, v] : client_.hello()->versions) (*versions_)[k] = v;
@@ -236,6 +251,7 @@ class TorchvisionBackend : public Backend {
   }
 
   DType dtype_;
+  TorchDevice device_;
   std::string python_, script_;
   mutable std::mutex mutex_;  // one child, one conversation at a time
   mutable ProtocolClient client_;
@@ -246,7 +262,9 @@ class TorchvisionBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_torchvision_backend(DType dtype) { return std::make_unique<TorchvisionBackend>(dtype); }
+std::unique_ptr<Backend> make_torchvision_backend(DType dtype, TorchDevice device) {
+  return std::make_unique<TorchvisionBackend>(dtype, device);
+}
 
 nlohmann::json torchvision_bench(const nlohmann::json& request) {
   static TorchvisionBackend bench_bridge;  // its own child: timings never share it with evaluations

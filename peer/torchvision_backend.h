@@ -14,9 +14,13 @@
 
 namespace oplab {
 
+enum class TorchDevice { Cpu, Cuda };
+
 // dtype float64: the peer oracle `torchvision`; float32, float16, bfloat16: torch's own kernels
 // in that dtype (`torchvision-f32`, `-f16`, `-bf16`), judged at their own precision (SPEC §15).
-std::unique_ptr<Backend> make_torchvision_backend(DType dtype = DType::Float64);
+// On TorchDevice::Cuda, torch's CUDA kernels (`torchvision-cuda-f32`, `-f16`): unavailable,
+// saying why, where torch sees no GPU.
+std::unique_ptr<Backend> make_torchvision_backend(DType dtype = DType::Float64, TorchDevice device = TorchDevice::Cpu);
 
 // The bridge's answer to hello, {"torch": .., "torchvision": .., "python": ..}, or nullopt
 // when the peer cannot run here. Cached for the process; starts a bridge only if no

@@ -30,6 +30,11 @@ warnings.simplefilter("ignore")
 DTYPE = "float64"
 if "--dtype" in sys.argv[1:-1]:
     DTYPE = sys.argv[sys.argv.index("--dtype") + 1]
+# Where the ops run: the CPU (one thread) unless started with `--device cuda`: torch's CUDA
+# kernels, the ones a GPU user deploys. Tensors go to the GPU and the answers come back.
+DEVICE = "cpu"
+if "--device" in sys.argv[1:-1]:
+    DEVICE = sys.argv[sys.argv.index("--device") + 1]
 # Inputs that hold integers (ms_deform_attn's level shapes): kept in float64, which the op reads
 # as sizes, whatever the dtype.
 INTEGER_INPUTS = ("spatial_shapes", "level_start_index")
@@ -51,6 +56,10 @@ if IMPORT_ERROR is None:
                    "bfloat16": torch.bfloat16}.get(DTYPE)
     if TORCH_DTYPE is None:
         IMPORT_ERROR = "the bridge has no dtype %r (float64, float32, float16, bfloat16)" % DTYPE
+    elif DEVICE not in ("cpu", "cuda"):
+        IMPORT_ERROR = "the bridge has no device %r (cpu, cuda)" % DEVICE
+    elif DEVICE == "cuda" and not torch.cuda.is_available():
+        IMPORT_ERROR = "torch %s sees no CUDA device here" % torch.__version__
     # One thread: the harness compares values, and a single thread keeps summation order
     # (and thus rounding) the same from run to run.
     torch.set_num_threads(1)
@@ -131,6 +140,8 @@ def evaluate(case):
     x = {name: tensor_from_json(t, "inputs." + name) for name, t in case["inputs"].items()}
     if DTYPE != "float64":
         x = {n: t if n in INTEGER_INPUTS else t.to(TORCH_DTYPE) for n, t in x.items()}
+    if DEVICE != "cpu":  # the level shapes stay on the CPU: the op reads them as sizes
+        x = {n: t if n in INTEGER_INPUTS else t.to(DEVICE) for n, t in x.items()}
     wanted = (case.get("meta") or {}).get("grads", [])
     diff = [n for n in wanted if n in x] if want_grad else []
     for n in diff:
@@ -139,7 +150,7 @@ def evaluate(case):
 
     result = {"outputs": {"output": tensor_to_json(out)}, "grads": {}}
     if diff:
-        go = tensor_from_json(case["grad_output"], "grad_output").to(out.dtype)
+        go = tensor_from_json(case["grad_output"], "grad_output").to(device=out.device, dtype=out.dtype)
         grads = torch.autograd.grad(outputs=out, inputs=[x[n] for n in diff], grad_outputs=go,
                                     allow_unused=True)
         for n, g in zip(diff, grads):
@@ -251,11 +262,16 @@ def answer(line):
     if isinstance(request, dict) and "protocol" in request and "op" not in request:
         if IMPORT_ERROR is not None:
             return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
+        versions = {"torch": torch.__version__, "torchvision": torchvision.__version__,
+                    "python": platform.python_version()}
+        if DEVICE == "cuda":
+            versions["cuda"] = str(torch.version.cuda)
+            versions["gpu"] = torch.cuda.get_device_name(0)
         return {"protocol": 1, "name": "torchvision", "dtype": DTYPE,
-                "description": "torch / torchvision in %s on the CPU, one thread" % DTYPE,
+                "description": "torch / torchvision in %s %s" % (
+                    DTYPE, "on the CPU, one thread" if DEVICE == "cpu" else "on the GPU (CUDA)"),
                 "ops": {op: {} for op in SUPPORTED},
-                "versions": {"torch": torch.__version__, "torchvision": torchvision.__version__,
-                             "python": platform.python_version()}}
+                "versions": versions}
     if IMPORT_ERROR is not None:
         return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
     try:

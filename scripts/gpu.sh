@@ -2,18 +2,22 @@
 # The CUDA checks, for a machine with an NVIDIA GPU that has no compiler or Halide of its own:
 #
 #   bash scripts/gpu.sh pack          # here, after a build: the binaries the GPU run needs -> .gpu/
-#   bash scripts/gpu.sh run [OUTDIR]  # there, in a copy of the repo with .gpu/ beside it
+#   bash scripts/gpu.sh run [OUTDIR]  # there, in a copy of the repo with .gpu/ (or .gpu/bundle.tar.xz alone)
 #
-# `run` checks halide-cuda against the reference (the Halide agreement suites, a 300-case
-# campaign) and benchmarks it against torchvision's CUDA kernels (`oplab bench` times
-# halide-cuda against the peer on the GPU, halide-cpu against the peer on the CPU), writing
-# logs and JSON to OUTDIR (default out/gpu). The kernels were compiled ahead of time here; the
-# GPU machine needs only its driver and a Python with torch and torchvision (python3 on PATH,
-# or OPLAB_PYTHON). Record what it prints under docs/bench/ with the date and this command.
+# `run` checks halide-cuda against the reference (the Halide agreement suites, a campaign),
+# judges torch's own CUDA kernels (torchvision-cuda-f32, -f16) against the reference by the
+# precision rule, measures which type torch's half kernels add in, and benchmarks halide-cuda
+# against torchvision's CUDA kernels (`oplab bench --device cuda`, device-synchronised),
+# writing logs and JSON to OUTDIR (default out/gpu). The kernels were compiled ahead of time
+# here; the GPU machine needs only its driver and a Python with torch and torchvision (python3
+# on PATH, or OPLAB_PYTHON). Every step has a time limit, so that the whole run fits a short
+# lease (about 6 minutes on an H100); set OPLAB_GPU_CASES to change the campaigns' size.
+# Record what it prints under docs/bench/ with the date and this command.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-TESTS=(test_halide_roi_ops test_halide_deform_conv2d test_halide_interpolate test_float_agreement)
+TESTS=(test_halide_roi_ops test_halide_ps_roi_ops test_halide_deform_conv2d test_halide_interpolate
+       test_halide_grid_sample test_halide_ms_deform_attn test_float_agreement test_peer_torchvision)
 
 # The CPU kernels of the everyday build are compiled for this machine's processor (host),
 # which the GPU machine's may not match (an instruction it lacks would kill the run), so the
@@ -30,13 +34,24 @@ pack() {
   for t in "${TESTS[@]}"; do cp "build-gpu/tests/$t" .gpu/; done
   # The peer's bridge beside the programs, where they look for it (peer/torchvision_backend.cpp).
   cp peer/*.py .gpu/
-  # Shared libraries a bare machine may lack (the report's Markdown renderer).
-  ldd build-gpu/cli/oplab | awk '/libcmark/ {print $3}' | xargs -r -I{} cp {} .gpu/lib/
-  du -sh .gpu
+  cp scripts/torch_accumulation_probe.py .gpu/
+  # Shared libraries a bare machine may lack (OpenCV and what it pulls in, the report's Markdown
+  # renderer): every one but the C and C++ runtimes, which the machine has, newer (ours would
+  # reach torch in the bridge through LD_LIBRARY_PATH and break it).
+  for bin in .gpu/oplab .gpu/test_*; do ldd "$bin"; done |
+    awk '$3 ~ /^\// && $1 !~ /^(libc|libm|libstdc\+\+|libgcc_s|libz|libpthread|libdl|librt)\.so/ {print $3}' |
+    sort -u | xargs -r -I{} cp -L {} .gpu/lib/
+  strip .gpu/oplab .gpu/test_* .gpu/lib/*
+  # What travels to the GPU machine (64 MiB at most): the binaries share most of their bytes
+  # (the kernels), which xz's 64 MiB window finds across files: ~200 MB become ~15.
+  tar cf - -C .gpu --exclude=bundle.tar.xz . | xz -9 -T2 > .gpu/bundle.tar.xz || exit 1
+  du -sh .gpu .gpu/bundle.tar.xz
 }
 
 run() {
   local out="${1:-out/gpu}"
+  # Carried alone (.gpu/bundle.tar.xz), the pack is unpacked beside it first.
+  if [ ! -x .gpu/oplab ] && [ -f .gpu/bundle.tar.xz ]; then tar xJf .gpu/bundle.tar.xz -C .gpu || exit 1; fi
   [ -x .gpu/oplab ] || { echo "gpu.sh run: no .gpu/ (run 'bash scripts/gpu.sh pack' where the build is)"; exit 1; }
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -47,16 +62,23 @@ run() {
     done
   fi
   export OPLAB_PYTHON="${OPLAB_PYTHON:-python3}"
-  local status=0
-  step() { echo; echo "== $*"; "$@" || status=1; }
+  local status=0 cases="${OPLAB_GPU_CASES:-1000}"
+  # Each step under a time limit (seconds first): one that hangs costs its limit, not the lease.
+  step() { local limit=$1; shift; echo; echo "== $* (limit ${limit}s, $(date -u +%T))"; timeout -k 5 "$limit" "$@" || { echo "== exit $? from: $*"; status=1; }; }
   (nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true) | tee "$out/gpu.txt"
-  "$OPLAB_PYTHON" -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())' | tee -a "$out/gpu.txt"
-  step .gpu/oplab backends
-  for t in "${TESTS[@]}"; do
-    step ".gpu/$t" --gtest_output="json:$out/$t.json"
+  "$OPLAB_PYTHON" -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cuda", torch.version.cuda, torch.cuda.is_available(), "tf32 matmul", torch.backends.cuda.matmul.allow_tf32)' | tee -a "$out/gpu.txt"
+  step 30 .gpu/oplab backends
+  for dt in float16 bfloat16; do
+    step 60 "$OPLAB_PYTHON" .gpu/torch_accumulation_probe.py --device cuda --dtype $dt | tee -a "$out/accumulation.jsonl"
   done
-  step .gpu/oplab campaign --backend halide-cuda --cases 300 --seed 1 --out "$out/campaign"
-  step .gpu/oplab bench --repeats 20 --warmup 5 --threads "$(nproc)" --out "$out/bench.json"
+  for t in "${TESTS[@]}"; do
+    local filter='*'
+    [ "$t" = test_peer_torchvision ] && filter='*Cuda*:*Bench*'  # the rest is the CPU peer's
+    step 90 ".gpu/$t" --gtest_filter="$filter" --gtest_output="json:$out/$t.json"
+  done
+  step 120 .gpu/oplab campaign --backend halide-cuda --cases "$cases" --seed 1 --out "$out/campaign"
+  step 150 .gpu/oplab campaign --backend torchvision-cuda-f32 --backend torchvision-cuda-f16 --cases "$((cases / 2))" --seed 1 --out "$out/campaign-torch-cuda"
+  step 150 .gpu/oplab bench --device cuda --repeats 20 --warmup 5 --out "$out/bench.json"
   echo
   echo "gpu.sh run: exit $status; logs and JSON in $out"
   return $status

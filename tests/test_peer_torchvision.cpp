@@ -424,3 +424,34 @@ TEST(PeerTorchvision, TwoThousandTinyCallsNeitherLeakNorHang) {
   std::printf("[ peer     ] %d calls in %.2f s: %.0f calls/s\n", n, s, n / s);
   EXPECT_EQ(count_open_fds(), fds_before);
 }
+
+// torch's CUDA kernels as backends: on a machine whose torch sees a GPU they evaluate a case
+// there and agree with torch's float32 CPU kernel (a hand-sized roi_align: the two kernels
+// share their formula, so only rounding may differ); elsewhere they say why in one line and
+// run nothing.
+TEST(PeerTorchvision, CudaKernelsRunOnTheGpuOrSayWhyNot) {
+  REQUIRE_PEER();
+  for (DType t : {DType::Float32, DType::Float16}) {
+    std::unique_ptr<Backend> cuda = make_torchvision_backend(t, TorchDevice::Cuda);
+    EXPECT_EQ(cuda->name(), t == DType::Float32 ? "torchvision-cuda-f32" : "torchvision-cuda-f16");
+    EXPECT_TRUE(cuda->opt_in());
+    EXPECT_EQ(cuda->dtype("roi_align"), t);
+    const Case c = make_case("roi_align", {{"output_size", {2, 2}}, {"sampling_ratio", 2}, {"aligned", true}},
+                             {{"input", ramp({1, 1, 4, 4})}, {"rois", T({1, 5}, {0, 0.5, 0.5, 3, 2.5})}},
+                             filled({1, 1, 2, 2}, 1.0));
+    if (auto why = cuda->unavailable_reason()) {
+      EXPECT_NE(why->find("CUDA"), std::string::npos) << *why;
+      EXPECT_EQ(why->find('\n'), std::string::npos) << *why;
+      EXPECT_THROW(evaluate(*cuda, c), BackendUnavailable);
+      continue;
+    }
+    std::unique_ptr<Backend> cpu = make_torchvision_backend(DType::Float32);
+    const Result on_gpu = evaluate(*cuda, c), on_cpu = evaluate(*cpu, c);
+    ASSERT_EQ(on_gpu.outputs.at("output").data.size(), 4u);
+    // Half keeps 11 bits: values up to 16 round by at most 2^-7.
+    const double tol = t == DType::Float32 ? 1e-5 : 1e-2;
+    for (size_t i = 0; i < 4; ++i)
+      EXPECT_NEAR(on_gpu.outputs.at("output").data[i], on_cpu.outputs.at("output").data[i], tol) << i;
+    EXPECT_EQ(on_gpu.grads.count("input"), 1u);
+  }
+}
