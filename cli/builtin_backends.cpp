@@ -19,6 +19,7 @@ Registry& builtin_backends() {
     r->add(make_halide_backend(HalideDevice::Cuda));
     r->add(make_halide_backend(HalideDevice::OpenCL));
     r->add(make_onnxruntime_backend());  // the other live peers, after the built-in kernels
+    r->add(make_onnxruntime_backend(/*all_float32=*/true));
     r->add(make_opencv_backend());
     // torch's CUDA kernels, where torch sees a GPU (unavailable elsewhere, saying why).
     for (DType t : {DType::Float32, DType::Float16}) r->add(make_torchvision_backend(t, TorchDevice::Cuda));

@@ -56,12 +56,18 @@ std::string quoted(const std::string& s) {
 
 class OnnxruntimeBackend : public Backend {
  public:
-  std::string name() const override { return "onnxruntime"; }
+  // all_float32: every op in float32 (`onnxruntime-f32`, the kernels a deployed float32 model
+  // runs); else double wherever ORT has a double kernel (`onnxruntime`, the closer peer).
+  explicit OnnxruntimeBackend(bool all_float32) : all_float32_(all_float32) {}
+  std::string name() const override { return all_float32_ ? "onnxruntime-f32" : "onnxruntime"; }
   std::string description() const override {
     return "ONNX Runtime " + onnxruntime_version().value_or("(not installed)") +
-           " (onnxruntime-node), CPU execution provider, one thread, one one-node ONNX model per case via a Node bridge; "
-           "float64 for deform_conv2d, roi_align, grid_sample, float32 for interpolate, roi_pool; forward only";
+           " (onnxruntime-node), CPU execution provider, one thread, one one-node ONNX model per case via a Node bridge; " +
+           (all_float32_ ? std::string("float32 for every op, judged at its own precision; forward only")
+                         : std::string("float64 for deform_conv2d, roi_align, grid_sample, float32 for interpolate, "
+                                       "roi_pool; forward only"));
   }
+  bool opt_in() const override { return all_float32_; }
   bool out_of_process() const override { return true; }
   const std::vector<Divergence>& divergences() const override { return onnxruntime_divergences(); }
 
@@ -96,7 +102,7 @@ class OnnxruntimeBackend : public Backend {
   }
   bool computes_grads(const std::string&) const override { return false; }
   Result run(const Case& c, const ValidParams& vp) override {
-    if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
+    if (auto why = onnxruntime_missing()) throw BackendUnavailable(name() + ": " + *why);
     Result r = inner().run(c, vp);
     r.backend = name();
     return r;
@@ -107,23 +113,26 @@ class OnnxruntimeBackend : public Backend {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!inner_) {
       ExecSpec s;
-      s.name = "onnxruntime";
-      s.command = "exec " + quoted(node_path()) + " " + quoted(script_path());
+      s.name = name();
+      s.command = "exec " + quoted(node_path()) + " " + quoted(script_path()) + (all_float32_ ? " --dtype float32" : "");
       std::error_code ec;
-      s.log = (fs::temp_directory_path(ec) / ("oplab-onnxruntime-" + std::to_string(getpid()) + ".stderr.log")).string();
+      s.log = (fs::temp_directory_path(ec) / ("oplab-" + name() + "-" + std::to_string(getpid()) + ".stderr.log")).string();
       s.timeout_s = 60;  // a session per case: building one for a large DeformConv takes a while
       inner_ = make_exec_backend(s);
     }
     return *inner_;
   }
 
+  bool all_float32_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<Backend> inner_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_onnxruntime_backend() { return std::make_unique<OnnxruntimeBackend>(); }
+std::unique_ptr<Backend> make_onnxruntime_backend(bool all_float32) {
+  return std::make_unique<OnnxruntimeBackend>(all_float32);
+}
 
 namespace {
 

@@ -17,7 +17,10 @@
 
 namespace oplab {
 
-std::unique_ptr<Backend> make_onnxruntime_backend();
+// all_float32 false: `onnxruntime`, double wherever ORT has a double kernel (DeformConv,
+// RoiAlign, GridSample); true: `onnxruntime-f32`, every op in float32 (opt-in), judged at its
+// own precision (SPEC §15).
+std::unique_ptr<Backend> make_onnxruntime_backend(bool all_float32 = false);
 
 // The installed onnxruntime-node version ("1.30.0"), or nullopt when it is not installed.
 std::optional<std::string> onnxruntime_version();

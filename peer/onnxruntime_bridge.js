@@ -32,12 +32,15 @@ const I64 = 7;
 // Per-op type: double where ORT's CPU EP registers a double kernel for the op (measured with
 // this bridge on onnxruntime-node 1.30: RoiAlign, DeformConv and GridSample have one; Resize,
 // AveragePool and MaxRoiPool answer "Could not find an implementation" for double), else float32.
+// Started with `--dtype float32`, every op runs in float32: the kernels a deployed model runs
+// (the `onnxruntime-f32` backend, judged at its own precision).
+const ALL_FLOAT32 = process.argv.includes('--dtype') && process.argv[process.argv.indexOf('--dtype') + 1] === 'float32';
 const OP_DTYPE = {
-  deform_conv2d: F64,
-  roi_align: F64,
+  deform_conv2d: ALL_FLOAT32 ? F32 : F64,
+  roi_align: ALL_FLOAT32 ? F32 : F64,
   roi_pool: F32,
   interpolate: F32,
-  grid_sample: F64,
+  grid_sample: ALL_FLOAT32 ? F32 : F64,
 };
 
 class Unsupported extends Error {}
@@ -233,7 +236,7 @@ function hello() {
   const ops = {};
   for (const [op, t] of Object.entries(OP_DTYPE)) ops[op] = { dtype: t.ort, grads: false };
   return {
-    protocol: 1, name: 'onnxruntime', dtype: 'float32', ops,
+    protocol: 1, name: ALL_FLOAT32 ? 'onnxruntime-f32' : 'onnxruntime', dtype: 'float32', ops,
     description: `ONNX Runtime ${ort.env.versions.node} (onnxruntime-node), CPU execution provider, one thread, ` +
       'one-node ONNX models: DeformConv, RoiAlign, MaxRoiPool, Resize / AveragePool, GridSample; forward only',
   };

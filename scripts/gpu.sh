@@ -63,22 +63,42 @@ run() {
   fi
   export OPLAB_PYTHON="${OPLAB_PYTHON:-python3}"
   local status=0 cases="${OPLAB_GPU_CASES:-1000}"
-  # Each step under a time limit (seconds first): one that hangs costs its limit, not the lease.
-  step() { local limit=$1; shift; echo; echo "== $* (limit ${limit}s, $(date -u +%T))"; timeout -k 5 "$limit" "$@" || { echo "== exit $? from: $*"; status=1; }; }
+  # Each step under a time limit (seconds first), cut to what is left of the whole run's
+  # OPLAB_GPU_DEADLINE seconds (default 480): one that hangs costs its limit, not the lease,
+  # and a step with no time left is skipped, saying so.
+  local deadline=$((SECONDS + ${OPLAB_GPU_DEADLINE:-480}))
+  step() {
+    local limit=$1 left=$((deadline - SECONDS)); shift
+    [ "$limit" -gt "$left" ] && limit=$left
+    echo; echo "== $* (limit ${limit}s, $(date -u +%T))"
+    if [ "$limit" -lt 5 ]; then echo "== skipped: the run's deadline has passed"; status=1; return; fi
+    timeout -k 5 "$limit" "$@" || { echo "== exit $? from: $*"; status=1; }
+  }
   (nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true) | tee "$out/gpu.txt"
   "$OPLAB_PYTHON" -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cuda", torch.version.cuda, torch.cuda.is_available(), "tf32 matmul", torch.backends.cuda.matmul.allow_tf32)' | tee -a "$out/gpu.txt"
+  # The most telling first: our CUDA kernels against the reference, then the suites, the
+  # benchmark, torch's CUDA kernels, and which type torch's half kernels add in.
+  # The GPU's copy bandwidth (bytes read + written, 1 GiB device-to-device, best of 10): the
+  # limit the memory-bound rows of the benchmark are read against.
+  "$OPLAB_PYTHON" -c '
+import torch, time
+a = torch.empty(1 << 28, device="cuda"); b = torch.empty_like(a); best = 0
+for _ in range(10):
+    torch.cuda.synchronize(); t = time.perf_counter(); b.copy_(a); torch.cuda.synchronize()
+    best = max(best, 2 * a.numel() * 4 / (time.perf_counter() - t) / 1e9)
+print("gpu copy bandwidth %.0f GB/s (read + write, best of 10)" % best)' 2>&1 | tee -a "$out/gpu.txt"
   step 30 .gpu/oplab backends
-  for dt in float16 bfloat16; do
-    step 60 "$OPLAB_PYTHON" .gpu/torch_accumulation_probe.py --device cuda --dtype $dt | tee -a "$out/accumulation.jsonl"
-  done
+  step 100 .gpu/oplab campaign --backend halide-cuda --cases "$cases" --seed 1 --out "$out/campaign"
   for t in "${TESTS[@]}"; do
     local filter='*'
     [ "$t" = test_peer_torchvision ] && filter='*Cuda*:*Bench*'  # the rest is the CPU peer's
-    step 90 ".gpu/$t" --gtest_filter="$filter" --gtest_output="json:$out/$t.json"
+    step 60 ".gpu/$t" --gtest_filter="$filter" --gtest_output="json:$out/$t.json"
   done
-  step 120 .gpu/oplab campaign --backend halide-cuda --cases "$cases" --seed 1 --out "$out/campaign"
-  step 150 .gpu/oplab campaign --backend torchvision-cuda-f32 --backend torchvision-cuda-f16 --cases "$((cases / 2))" --seed 1 --out "$out/campaign-torch-cuda"
-  step 150 .gpu/oplab bench --device cuda --repeats 20 --warmup 5 --out "$out/bench.json"
+  step 120 .gpu/oplab bench --device cuda --repeats 20 --warmup 5 --out "$out/bench.json"
+  step 120 .gpu/oplab campaign --backend torchvision-cuda-f32 --backend torchvision-cuda-f16 --cases "$((cases / 2))" --seed 1 --out "$out/campaign-torch-cuda"
+  for dt in float16 bfloat16; do
+    step 30 "$OPLAB_PYTHON" .gpu/torch_accumulation_probe.py --device cuda --dtype $dt | tee -a "$out/accumulation.jsonl"
+  done
   echo
   echo "gpu.sh run: exit $status; logs and JSON in $out"
   return $status
