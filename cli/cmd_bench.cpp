@@ -216,7 +216,7 @@ int run_bench(const Options& opt) {
   std::vector<double> copy_runs;
   for (int i = 0; i < 3; ++i) copy_runs.push_back(bench::copy_bandwidth_gbs(opt.threads));
   double copy_gbs = *std::max_element(copy_runs.begin(), copy_runs.end());
-  std::cout << "copy bandwidth (" << opt.threads << " threads): " << fmt(copy_gbs, 1) << " GB/s\n";
+  std::cout << "copy bandwidth (" << opt.threads << " threads): " << fmt(copy_gbs, 1) << " GB/s" << std::endl;
   // The arithmetic limit, beside it: compute-bound shapes are read against this one.
   const bench::FmaPeak fma = bench::fma_peak_gflops(opt.threads);
   if (fma.gflops > 0)
@@ -310,9 +310,15 @@ int run_bench(const Options& opt) {
         }
         if (all_peers) record_peers(rec, m);
         records.push_back(rec);
+        // Every row on disk as soon as it is measured (marked incomplete): a run cut short by
+        // a time limit or a signal keeps what it measured.
+        try {
+          write_json_file_atomic(opt.out, json{{"complete", false}, {"device", opt.device}, {"records", records}}, 2);
+        } catch (const std::exception&) {  // reported by the final write below
+        }
         std::cout << std::left << std::setw(36) << s.name << std::setw(10) << (backward ? "backward" : "forward")
                   << std::right << std::setw(12) << ours_ms << std::setw(12) << peer_ms << std::setw(9) << ratio
-                  << std::setw(9) << gbs << std::setw(8) << frac << "\n";
+                  << std::setw(9) << gbs << std::setw(8) << frac << std::endl;  // a row as it is measured
         if (rec.contains("peers_ms")) {
           std::cout << "    peers (ms, x fastest):";
           for (const auto& [n, ms] : rec["peers_ms"].items())
@@ -350,7 +356,8 @@ int run_bench(const Options& opt) {
   json report{{"copy_bandwidth_gbs", copy_gbs}, {"copy_bandwidth_runs_gbs", copy_runs},
               {"fma_peak_gflops", fma.gflops}, {"fma_peak_runs_gflops", fma.runs_gflops}, {"fma_isa", fma.isa},
               {"threads", opt.threads}, {"repeats", opt.repeats},
-              {"warmup", opt.warmup}, {"reduced", opt.reduced}, {"records", records},
+              {"warmup", opt.warmup}, {"reduced", opt.reduced}, {"records", records}, {"complete", true},
+              {"device", opt.device},
               {"hardware_threads", std::thread::hardware_concurrency()}};
   if (auto v = torchvision_versions()) report["peer_versions"] = *v;
   try {

@@ -34,7 +34,7 @@ pack() {
   for t in "${TESTS[@]}"; do cp "build-gpu/tests/$t" .gpu/; done
   # The peer's bridge beside the programs, where they look for it (peer/torchvision_backend.cpp).
   cp peer/*.py .gpu/
-  cp scripts/torch_accumulation_probe.py .gpu/
+  cp scripts/torch_accumulation_probe.py scripts/torch_cases_on_device.py .gpu/
   # Shared libraries a bare machine may lack (OpenCV and what it pulls in, the report's Markdown
   # renderer): every one but the C and C++ runtimes, which the machine has, newer (ours would
   # reach torch in the bridge through LD_LIBRARY_PATH and break it).

@@ -300,10 +300,17 @@ TEST_P(HalideInterpolate, TwoXUpsamplingTakesTheFixedWeightPath) {
         auto a = [&](int i) { return float(in[plane * size_t(W) + size_t(std::min(i, W - 1))]); };
         for (int d = 0; d < 2 * W; ++d) {
           const int i = d / 2;
-          const float want = d == 0       ? 1.0f * a(0) + 0.0f * a(1)
-                             : d % 2 == 0 ? 0.25f * a(i - 1) + 0.75f * a(i)
-                                          : 0.75f * a(i) + 0.25f * a(i + 1);
-          ASSERT_EQ(out[plane * size_t(2 * W) + size_t(d)], double(want)) << "W=" << W << " plane " << plane << " d=" << d;
+          const float w0 = d == 0 ? 1.0f : d % 2 == 0 ? 0.25f : 0.75f, w1 = 1.0f - w0;
+          const float x0 = d == 0 ? a(0) : d % 2 == 0 ? a(i - 1) : a(i), x1 = d == 0 ? a(1) : d % 2 == 0 ? a(i) : a(i + 1);
+          const float want = w0 * x0 + w1 * x1;
+          const double got = out[plane * size_t(2 * W) + size_t(d)];
+          // Halide's PTX code generator fuses a multiply and an add into an FMA whatever the
+          // kernel asks (its LLVM target options: fast FP-op fusion), so on CUDA either
+          // product may be the unrounded one; nothing else is forgiven.
+          const bool fused = GetParam() == "halide-cuda" &&
+                             (got == double(std::fma(w0, x0, w1 * x1)) || got == double(std::fma(w1, x1, w0 * x0)));
+          ASSERT_TRUE(got == double(want) || fused)
+              << got << " vs " << want << " W=" << W << " plane " << plane << " d=" << d;
         }
       }
     }
