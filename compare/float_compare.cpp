@@ -182,17 +182,35 @@ struct TensorBound {
   // rule, of the coordinates); geo: the coordinates' first-order share for a kernel forming
   // its geometry in its own type, already scaled.
   double multiple = kDefaultBoundMultiple, kappa = 0, geo = 0, amax = 0;
+  // Below the dtype's normal range a rounding errs by up to half its smallest subnormal,
+  // whatever the value: each of the element's n terms and stored roundings may (float16:
+  // 2^-25 each; float32 and bfloat16: 2^-150, nothing).
+  double underflow = 0;
   double rel() const { return multiple * kappa + geo; }
   // A magnitude that is not finite (the reference's NaN where a divergence's equivalent puts
   // one) leaves the element the tensor's floor, so that another run may still explain it.
-  double at(double a) const { return rel() * ((std::isfinite(a) ? std::fabs(a) : 0.0) + 1e-3 * amax) + 1e-30; }
+  double at(double a) const {
+    return rel() * ((std::isfinite(a) ? std::fabs(a) : 0.0) + 1e-3 * amax) + underflow + 1e-30;
+  }
 };
 
 // The unit roundoffs of a bound: of the sums (the accumulation type) and of the geometry and
 // the stored values (the dtype), and the roundings of stored values counted on top of 2C.
 struct Roundoff {
   double acc = 0x1p-24, store = 0x1p-24, stored_values = 0;
+  double tiny = 0;  // half the smallest subnormal of the narrower of the two types
 };
+
+// Half the smallest positive subnormal of t: the most a rounding to t errs below its normal range.
+double half_smallest_subnormal(DType t) {
+  switch (t) {
+    case DType::Float16: return 0x1p-25;
+    case DType::BFloat16: return 0x1p-134;
+    case DType::Float32: return 0x1p-150;
+    case DType::Float64: break;
+  }
+  return 0x1p-1075;
+}
 
 TensorBound tensor_bound(const Case& c, const std::string& key, const Tensor& want, const Tensor& mag, double n_fwd,
                          double C, double multiple, const Roundoff& u) {
@@ -215,6 +233,7 @@ TensorBound tensor_bound(const Case& c, const std::string& key, const Tensor& wa
     b.kappa = u.acc * n + u.store * u.stored_values;
     b.geo = 2 * u.store * 2 * C;
   }
+  b.underflow = u.tiny * (n + 4);
   for (double v : mag.data)
     if (std::isfinite(v)) b.amax = std::max(b.amax, std::fabs(v));
   return b;
@@ -276,6 +295,15 @@ class FlipSearch {
   // float16 box that is empty in half and not in double gives exactly the empty box's answer).
   // `*flip`: the run that reproduces it takes another decision than the case (else it only
   // moved the element continuously: the slope of SPEC §15, not a flip).
+  // Whether the case's geometry, formed in the kernel's type, overflows it (a grid value of
+  // 12345.5 unnormalised in float16 is past 65504): SPEC §15's precision exhausted for an
+  // element the kernel answers with Inf or NaN there.
+  bool geometry_overflows() {
+    if (rule_ == FlipRule::KernelRounding) return false;
+    prepare();
+    return overflowed_;
+  }
+
   bool reproduces(const std::string& key, const Shape& shape, size_t i, double e, double tol, const FlipKind** flip) {
     *flip = nullptr;
     if (rule_ == FlipRule::KernelRounding) return false;
@@ -397,6 +425,7 @@ class FlipSearch {
     try {
       GeometryIn scope(geometry, part);
       Alternative a{alt, evaluate(ref_, alt), 0, false, geometry, part};
+      overflowed_ |= geometry_overflowed();
       alts_.push_back(std::move(a));
     } catch (const std::exception&) {
     }
@@ -440,7 +469,7 @@ class FlipSearch {
   FlipRule rule_;
   DType dtype_;
   Case formed_;
-  bool ready_ = false, boxes_ready_ = false, decided_ = false;
+  bool ready_ = false, boxes_ready_ = false, decided_ = false, overflowed_ = false;
   std::vector<Alternative> alts_;
   Decisions decisions_;
 };
@@ -504,7 +533,8 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
   // Sums in the accumulation type, geometry and stored values in the dtype; a kernel whose
   // geometry is not the reference's also rounds its weights and its result to the dtype (a few
   // more roundings of each term).
-  const Roundoff u{unit_roundoff(acc), unit_roundoff(dtype), o.rule == FlipRule::KernelRounding ? 0.0 : 4.0};
+  const Roundoff u{unit_roundoff(acc), unit_roundoff(dtype), o.rule == FlipRule::KernelRounding ? 0.0 : 4.0,
+                   std::max(half_smallest_subnormal(dtype), half_smallest_subnormal(acc))};
   Sides s;
   if (!evaluate_sides(ref, backend, c, s, o, eval_backend)) return o;
 
@@ -517,6 +547,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
   bool flipped = false;
   double widest = 0;     // the largest relative error a bound admitted where it was leaned on
   std::string leaning;   // the first element that passed only because its bound is that wide
+  std::string overflow;  // the first non-finite element where the geometry overflows the dtype
   for (const auto& [key, w] : all_tensors(s.want).list) {
     const Tensor* g = find(s.got, key);
     if (!g || g->shape != w->shape) {
@@ -575,6 +606,15 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
         flipped = true;
         continue;
       }
+      if (!std::isfinite(e) && std::isfinite(r) && flips.geometry_overflows()) {
+        if (overflow.empty()) {
+          std::ostringstream os;
+          os.precision(9);
+          os << key << "[" << i << "]: " << e << " vs ref " << r;
+          overflow = os.str();
+        }
+        continue;
+      }
       std::ostringstream os;
       os.precision(9);
       os << key << "[" << i << "]: " << e << " vs ref " << r << " (bound " << bound << ")";
@@ -595,6 +635,11 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
        << " terms per element, coordinates up to " << C << " px)";
     o.verdict = Verdict::PrecisionExhausted;
     o.detail = os.str();
+  }
+  if (!overflow.empty()) {
+    o.verdict = Verdict::PrecisionExhausted;
+    o.detail = "precision exhausted: " + overflow + ": the case's geometry, formed in " + dtype_name(dtype) +
+               ", exceeds its largest value";
   }
   return o;
 }

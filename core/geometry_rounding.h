@@ -19,6 +19,13 @@ namespace oplab {
 namespace detail {
 inline thread_local DType g_geometry_type = DType::Float64;  // every geometric operation
 inline thread_local DType g_parameter_type = DType::Float64; // scales from parameters only
+// Set when a finite geometric value rounded to infinity in the geometry's type (a coordinate
+// beyond float16's 65504): the kernel's own answer there is no longer a rounding of the spec's.
+inline thread_local bool g_geometry_overflowed = false;
+inline double note_overflow(double v, double r) {
+  if (std::isfinite(v) && !std::isfinite(r)) g_geometry_overflowed = true;
+  return r;
+}
 }
 
 // v rounded to the nearest value of t (ties to even, from double directly), with t's
@@ -39,11 +46,15 @@ inline double round_to_type(double v, DType t) {
 inline DType geometry_type() { return detail::g_geometry_type; }
 
 // One operation's result as the geometry's type rounds it.
-inline double geom(double v) { return round_to_type(v, detail::g_geometry_type); }
+inline double geom(double v) { return detail::note_overflow(v, round_to_type(v, detail::g_geometry_type)); }
 // A scale derived from the parameters (in / out, x * spatial_scale) as the kernel rounds it.
 // Some kernels round only these and form the rest in a wider type (torch's CPU interpolate
 // takes the scale as float and the source coordinate in double).
-inline double geom_param(double v) { return round_to_type(v, detail::g_parameter_type); }
+inline double geom_param(double v) { return detail::note_overflow(v, round_to_type(v, detail::g_parameter_type)); }
+
+// Whether a geometric value overflowed the geometry's type since the innermost GeometryIn
+// scope began.
+inline bool geometry_overflowed() { return detail::g_geometry_overflowed; }
 
 // How much of the geometry a scope rounds: every operation, or the parameters' scales only.
 enum class GeometryPart { Whole, Parameters };
@@ -51,19 +62,22 @@ enum class GeometryPart { Whole, Parameters };
 class GeometryIn {
  public:
   explicit GeometryIn(DType t, GeometryPart part = GeometryPart::Whole)
-      : saved_g_(detail::g_geometry_type), saved_p_(detail::g_parameter_type) {
+      : saved_g_(detail::g_geometry_type), saved_p_(detail::g_parameter_type), saved_o_(detail::g_geometry_overflowed) {
     detail::g_parameter_type = t;
     detail::g_geometry_type = part == GeometryPart::Whole ? t : DType::Float64;
+    detail::g_geometry_overflowed = false;
   }
   ~GeometryIn() {
     detail::g_geometry_type = saved_g_;
     detail::g_parameter_type = saved_p_;
+    detail::g_geometry_overflowed = saved_o_;
   }
   GeometryIn(const GeometryIn&) = delete;
   GeometryIn& operator=(const GeometryIn&) = delete;
 
  private:
   DType saved_g_, saved_p_;
+  bool saved_o_;
 };
 
 }  // namespace oplab

@@ -22,6 +22,7 @@
 //    For finite data both are the exact transpose of each other.
 #include <cmath>
 
+#include "core/geometry_rounding.h"
 #include "reference/ref_backend.h"
 #include "reference/reference.h"
 
@@ -60,8 +61,10 @@ Sample sample_at(const DeformConvParams& p, const Tensor& offset, const Tensor* 
   const double off_y = offset.at(n, 2 * (d * K + k), oy, ox);
   const double off_x = offset.at(n, 2 * (d * K + k) + 1, oy, ox);
   Sample s;
-  s.y = double(oy * p.sh - p.ph + i * p.dh) + off_y;
-  s.x = double(ox * p.sw - p.pw + j * p.dw) + off_x;
+  // The tap plus the offset, in the geometry's type (double unless a judge asks for a kernel's
+  // own: torchvision's kernels add them in their dtype, core/geometry_rounding.h).
+  s.y = geom(double(oy * p.sh - p.ph + i * p.dh) + off_y);
+  s.x = geom(double(ox * p.sw - p.pw + j * p.dw) + off_x);
   s.m = mask ? mask->at(n, d * K + k, oy, ox) : 1.0;
   s.finite = std::isfinite(off_y) && std::isfinite(off_x);
   return s;

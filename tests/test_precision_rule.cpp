@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "compare/judge.h"
@@ -127,6 +128,89 @@ TEST(PrecisionRule, TheOraclesFailureIsTheOraclesOutcome) {
   Declared f32(ref, DType::Float32);
   const compare::Judgement float_subject = compare::judge(f32, failing, c);
   EXPECT_EQ(float_subject.verdict, Verdict::Skipped) << float_subject.detail;
+}
+
+Tensor tensor_of(Shape s, std::vector<double> v) {
+  Tensor t(std::move(s));
+  t.data = std::move(v);
+  return t;
+}
+
+// A kernel that answers the reference rounded to its dtype, each value as `round` puts it:
+// the flush of a half kernel's products below 2^-25, a coordinate's overflow.
+class Rounding : public Backend {
+ public:
+  Rounding(Backend& inner, DType t, std::function<double(double)> round) : inner_(inner), t_(t), round_(std::move(round)) {}
+  std::string name() const override { return "rounding-" + std::string(dtype_name(t_)); }
+  std::string description() const override { return "test"; }
+  using Backend::run;
+  Result run(const Case& c, const ValidParams& vp) override {
+    Result r = inner_.run(c, vp);
+    for (auto* m : {&r.outputs, &r.grads})
+      for (auto& [name, t] : *m)
+        for (double& v : t.data) v = round_(v);
+    return r;
+  }
+  DType dtype(const std::string&) const override { return t_; }
+
+ private:
+  Backend& inner_;
+  DType t_;
+  std::function<double(double)> round_;
+};
+
+// Measured on an H100 (docs/bench/2026-11-27-h100.md): torch's CUDA deform_conv2d in float16
+// answers 0 for an offset gradient of 8.1e-9, below float16's smallest subnormal 2^-24 =
+// 6.0e-8: every product under 2^-25 rounds to 0 in half. The bound's underflow term, (n + 4)
+// roundings of at most 2^-25 each, admits it for a float16 kernel; float32's 2^-150 admits
+// nothing of the kind.
+TEST(PrecisionRule, AHalfResultBelowTheSubnormalsMayFlushToZero) {
+  Backend& ref = named("ref");
+  // One pixel of 2^-24 (half's smallest subnormal, exact in every type), a sample at the
+  // middle of four pixels: each weight 1/4, the answer 2^-26.
+  const Case c = roi_align_case(tensor_of({1, 1, 2, 2}, {0x1p-24, 0, 0, 0}), {0, 0, 0, 1, 1},
+                                json{{"output_size", {1, 1}}, {"sampling_ratio", 1}, {"aligned", false}});
+  ASSERT_DOUBLE_EQ(evaluate(ref, c).outputs.at("output").data[0], 0x1p-26);
+  auto flush = [](double v) { return std::fabs(v) < 0x1p-25 ? 0.0 : v; };
+  Rounding half(ref, DType::Float16, flush), single(ref, DType::Float32, flush);
+  const compare::Judgement h = compare::judge(half, ref, c);
+  EXPECT_EQ(h.verdict, Verdict::Agree) << h.detail;
+  const compare::Judgement s = compare::judge(single, ref, c);
+  EXPECT_EQ(s.verdict, Verdict::Disagree) << s.detail;
+}
+
+// Measured on an H100: torch's CUDA grid_sample in float16 answers NaN for the grid gradient of
+// a grid value of 12345.5 (12344 in half), which unnormalises to (12345 * 13 - 1) / 2 = 80242
+// pixels, past half's 65504: the coordinate is Inf in the kernel's own type. The reference
+// samples nothing there (SPEC §12: gradient 0). An Inf or NaN where the geometry, formed in the
+// kernel's type, overflows it is precision-exhausted; the same NaN from a float32 kernel,
+// whose geometry does not overflow, is a finding.
+TEST(PrecisionRule, AGeometryPastTheDtypesRangeIsPrecisionExhausted) {
+  Backend& ref = named("ref");
+  Case c;
+  c.op = "grid_sample";
+  c.params = json{{"mode", "bilinear"}, {"padding_mode", "zeros"}, {"align_corners", false}};
+  c.inputs["input"] = Tensor({1, 1, 2, 13}, 1.0);
+  c.inputs["grid"] = tensor_of({1, 1, 2, 2}, {12344, 0.25, 0.5, 0.25});
+  c.grad_output = Tensor({1, 1, 1, 2}, 1.0);
+  const Result r = evaluate(ref, c);
+  ASSERT_EQ(r.grads.at("grid").data[0], 0.0);  // out of range: no gradient
+  // NaN for the far point's grid gradient, the reference elsewhere.
+  class NanFar : public Rounding {
+   public:
+    using Rounding::Rounding;
+    Result run(const Case& c, const ValidParams& vp) override {
+      Result res = Rounding::run(c, vp);
+      res.grads.at("grid").data[0] = res.grads.at("grid").data[1] = std::nan("");
+      return res;
+    }
+  };
+  NanFar half(ref, DType::Float16, [](double v) { return v; }), single(ref, DType::Float32, [](double v) { return v; });
+  const compare::Judgement h = compare::judge(half, ref, c);
+  EXPECT_EQ(h.verdict, Verdict::PrecisionExhausted) << h.detail;
+  EXPECT_NE(h.detail.find("exceeds"), std::string::npos) << h.detail;
+  const compare::Judgement s = compare::judge(single, ref, c);
+  EXPECT_EQ(s.verdict, Verdict::Disagree) << s.detail;
 }
 
 }  // namespace

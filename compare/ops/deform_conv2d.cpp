@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/geometry_rounding.h"
 #include "compare/op_compare.h"
 #include "core/params.h"
 
@@ -47,7 +48,7 @@ DrivingParameter driving(const Case& c) {
 }
 
 // Every sampling point's range test (-1, H) x (-1, W) and floor, per axis, as the reference
-// forms it (reference/deform_conv2d.cpp: tap + offset in double). The floor is logged from one
+// forms it (reference/deform_conv2d.cpp: tap + offset, in the geometry's type). The floor is logged from one
 // pixel beyond the range on, where the offset gradient still reads the corners; a non-finite
 // offset is out of range and has no floor.
 void decisions(const Case& c, Decisions& d) {
@@ -62,7 +63,7 @@ void decisions(const Case& c, Decisions& d) {
       for (int64_t oy = 0; oy < p.Ho; ++oy)
         for (int64_t ox = 0; ox < p.Wo; ++ox) {
           const double tap = along_x ? double(ox * p.sw - p.pw + j * p.dw) : double(oy * p.sh - p.ph + i * p.dh);
-          const double v = tap + off.at(n, ch, oy, ox);
+          const double v = geom(tap + off.at(n, ch, oy, ox));
           const bool finite = std::isfinite(v);
           d.add(FlipKind::RangeCutoff, finite && v > -1.0 && v < size);
           d.add(FlipKind::Floor, finite ? int64_t(std::clamp(std::floor(v), -2.0, size)) : INT64_MIN);
