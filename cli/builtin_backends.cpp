@@ -1,9 +1,5 @@
 #include "cli/builtin_backends.h"
 
-#include "halide/halide_backend.h"
-#include "peer/onnxruntime_backend.h"
-#include "peer/opencv_backend.h"
-#include "peer/torchvision_backend.h"
 #include "reference/ref_backend.h"
 
 namespace oplab {
@@ -11,18 +7,7 @@ namespace oplab {
 Registry& builtin_backends() {
   static Registry* registry = [] {
     auto* r = new Registry;  // lives for the whole process: backends may own child processes
-    r->add(make_ref_backend());
-    r->add(make_torchvision_backend());
-    // torch's own kernels at the precisions users run them in (SPEC §15).
-    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) r->add(make_torchvision_backend(t));
-    r->add(make_halide_backend(HalideDevice::Cpu));
-    r->add(make_halide_backend(HalideDevice::Cuda));
-    r->add(make_halide_backend(HalideDevice::OpenCL));
-    r->add(make_onnxruntime_backend());  // the other live peers, after the built-in kernels
-    r->add(make_onnxruntime_backend(/*all_float32=*/true));
-    r->add(make_opencv_backend());
-    // torch's CUDA kernels, where torch sees a GPU (unavailable elsewhere, saying why).
-    for (DType t : {DType::Float32, DType::Float16}) r->add(make_torchvision_backend(t, TorchDevice::Cuda));
+    r->add(make_ref_backend());  // the oracle; every other backend registers itself (core/backend.h)
     for (BackendFactory f : registered_backend_factories()) r->add(f());
     return r;
   }();

@@ -77,7 +77,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align.py ${PROJECT_
         DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab/examples/python-exec)
 
 # The OpenCV peer links OpenCV when the build found it (peer/CMakeLists.txt): so must users of the archive.
-get_target_property(_oplab_peer_libs oplab_peer LINK_LIBRARIES)
+get_target_property(_oplab_peer_libs oplab_peer_objects LINK_LIBRARIES)
 set(OPLAB_PACKAGE_WITH_OPENCV OFF)
 if("opencv_core" IN_LIST _oplab_peer_libs)
   set(OPLAB_PACKAGE_WITH_OPENCV ON)

@@ -96,13 +96,21 @@ Shape validate_case(const Case& c);
 // validate_case, then availability (BackendUnavailable), support (Unsupported), then run.
 Result evaluate(Backend& backend, const Case& c);
 
-// Study and seeded-bug variants register themselves from their own files (variants/) with a
-// file-scope BackendRegistrar; the CLI's registry adds them after ref and the peer. Adding a
-// variant means adding a file.
+// Every backend but ref registers itself from its own file with a file-scope BackendRegistrar
+// (peers in peer/, our kernels in halide/, study and seeded-bug variants in variants/); the
+// CLI's registry lists ref, then them by order. Adding a peer or a variant means adding a file.
 using BackendFactory = std::unique_ptr<Backend> (*)();
 struct BackendRegistrar {
   BackendRegistrar(int order, BackendFactory factory);
 };
+// The orders, so that `oplab backends` (and `--backend all`) lists the oracle peer and torch's
+// CPU kernels, our kernels, the other peers, torch's CUDA kernels, then the variants (seeded
+// bugs from 110, study variants from 210, as their files say).
+constexpr int kOrderTorchvision = 10;  // torchvision, -f32, -f16, -bf16
+constexpr int kOrderHalide = 20;       // halide-cpu, -cuda, -opencl
+constexpr int kOrderOnnxruntime = 30;  // onnxruntime, onnxruntime-f32
+constexpr int kOrderOpencv = 32;
+constexpr int kOrderTorchCuda = 40;    // torchvision-cuda-f32, -f16
 std::vector<BackendFactory> registered_backend_factories();  // in order (lowest first)
 
 class Registry {

@@ -244,4 +244,12 @@ std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, b
 
 std::unique_ptr<Backend> make_halide_backend(HalideDevice device) { return std::make_unique<HalideBackend>(device); }
 
+namespace {
+std::unique_ptr<Backend> make_cpu() { return make_halide_backend(HalideDevice::Cpu); }
+std::unique_ptr<Backend> make_cuda() { return make_halide_backend(HalideDevice::Cuda); }
+std::unique_ptr<Backend> make_opencl() { return make_halide_backend(HalideDevice::OpenCL); }
+const BackendRegistrar kCpu(kOrderHalide, make_cpu), kCuda(kOrderHalide + 1, make_cuda),
+    kOpenCl(kOrderHalide + 2, make_opencl);
+}  // namespace
+
 }  // namespace oplab

@@ -135,6 +135,12 @@ std::unique_ptr<Backend> make_onnxruntime_backend(bool all_float32) {
 }
 
 namespace {
+std::unique_ptr<Backend> make_mixed() { return make_onnxruntime_backend(false); }
+std::unique_ptr<Backend> make_float32() { return make_onnxruntime_backend(true); }
+const BackendRegistrar kMixed(kOrderOnnxruntime, make_mixed), kFloat32(kOrderOnnxruntime + 1, make_float32);
+}  // namespace
+
+namespace {
 
 std::optional<std::string> missing_now() {
   if (node_path().empty()) {

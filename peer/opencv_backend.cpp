@@ -140,6 +140,10 @@ class OpencvBackend : public Backend {
 
 std::unique_ptr<Backend> make_opencv_backend() { return std::make_unique<OpencvBackend>(); }
 
+namespace {
+const BackendRegistrar kRegistrar(kOrderOpencv, make_opencv_backend);
+}  // namespace
+
 std::optional<std::string> opencv_version() {
 #ifdef OPLAB_HAVE_OPENCV
   return std::string(CV_VERSION);

@@ -266,6 +266,21 @@ std::unique_ptr<Backend> make_torchvision_backend(DType dtype, TorchDevice devic
   return std::make_unique<TorchvisionBackend>(dtype, device);
 }
 
+// The peer's backends, registered from here (core/backend.h): the float64 oracle first, then
+// torch's CPU kernels in the dtypes users run them in (SPEC §15), and torch's CUDA kernels
+// after the other peers (unavailable, saying why, where torch sees no GPU).
+namespace {
+std::unique_ptr<Backend> make_f64() { return make_torchvision_backend(DType::Float64); }
+std::unique_ptr<Backend> make_f32() { return make_torchvision_backend(DType::Float32); }
+std::unique_ptr<Backend> make_f16() { return make_torchvision_backend(DType::Float16); }
+std::unique_ptr<Backend> make_bf16() { return make_torchvision_backend(DType::BFloat16); }
+std::unique_ptr<Backend> make_cuda_f32() { return make_torchvision_backend(DType::Float32, TorchDevice::Cuda); }
+std::unique_ptr<Backend> make_cuda_f16() { return make_torchvision_backend(DType::Float16, TorchDevice::Cuda); }
+const BackendRegistrar kF64(kOrderTorchvision, make_f64), kF32(kOrderTorchvision + 1, make_f32),
+    kF16(kOrderTorchvision + 2, make_f16), kBf16(kOrderTorchvision + 3, make_bf16),
+    kCudaF32(kOrderTorchCuda, make_cuda_f32), kCudaF16(kOrderTorchCuda + 1, make_cuda_f16);
+}  // namespace
+
 nlohmann::json torchvision_bench(const nlohmann::json& request) {
   static TorchvisionBackend bench_bridge;  // its own child: timings never share it with evaluations
   return bench_bridge.raw(json{{"bench", request}});
