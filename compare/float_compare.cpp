@@ -239,6 +239,14 @@ TensorBound tensor_bound(const Case& c, const std::string& key, const Tensor& wa
   return b;
 }
 
+// "grads.input[3]: 0.25 vs ref 0.5", the way every verdict names an element.
+std::string element_text(const std::string& key, size_t i, double e, double r) {
+  std::ostringstream os;
+  os.precision(9);
+  os << key << "[" << i << "]: " << e << " vs ref " << r;
+  return os.str();
+}
+
 bool within(double r, double e, double bound) { return same_class(r, e) && (!std::isfinite(r) || std::fabs(e - r) <= bound); }
 
 // ---- step 3: the geometry slope and the flip search
@@ -583,12 +591,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
             continue;
           }
           widest = std::max(widest, tb.rel());
-          if (leaning.empty()) {
-            std::ostringstream os;
-            os.precision(9);
-            os << key << "[" << i << "]: " << e << " vs ref " << r;
-            leaning = os.str();
-          }
+          if (leaning.empty()) leaning = element_text(key, i, e, r);
         }
         continue;
       }
@@ -607,17 +610,12 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
         continue;
       }
       if (!std::isfinite(e) && std::isfinite(r) && flips.geometry_overflows()) {
-        if (overflow.empty()) {
-          std::ostringstream os;
-          os.precision(9);
-          os << key << "[" << i << "]: " << e << " vs ref " << r;
-          overflow = os.str();
-        }
+        if (overflow.empty()) overflow = element_text(key, i, e, r);
         continue;
       }
       std::ostringstream os;
       os.precision(9);
-      os << key << "[" << i << "]: " << e << " vs ref " << r << " (bound " << bound << ")";
+      os << element_text(key, i, e, r) << " (bound " << bound << ")";
       o.verdict = Verdict::Disagree;
       o.detail = os.str();
       return o;
