@@ -27,6 +27,7 @@ class ExecBackend : public Backend {
 
   std::string name() const override { return spec_.name; }
   std::string origin() const override { return "exec: " + spec_.command; }
+  BackendRole role() const override { return spec_.role; }
   bool out_of_process() const override { return true; }  // a process of its own already
 
   std::string description() const override {

@@ -17,6 +17,10 @@ struct ExecSpec {
   std::string cwd;      // where it runs (empty: the current directory)
   std::string log;      // the file its stderr is appended to
   double timeout_s = 10;  // per case; hello gets at least 30 s (an interpreter may import a lot)
+  // What its failures mean (docs/protocol.md, "role" in a backends file): a kernel under test
+  // by default; a seeded bug (a deliberately broken copy, whose failures prove the harness
+  // catches it) or a study variant (a departure on purpose) counts apart.
+  BackendRole role = BackendRole::Implementation;
 };
 
 std::unique_ptr<Backend> make_exec_backend(const ExecSpec& spec);

@@ -97,14 +97,15 @@ struct OpDecl {
 
 class PluginBackend : public Backend {
  public:
-  PluginBackend(std::string path, const oplab_plugin_v1* api, std::map<std::string, OpDecl> ops)
-      : path_(std::move(path)), api_(api), ops_(std::move(ops)) {}
+  PluginBackend(std::string path, const oplab_plugin_v1* api, std::map<std::string, OpDecl> ops, BackendRole role)
+      : path_(std::move(path)), api_(api), ops_(std::move(ops)), role_(role) {}
 
   std::string name() const override { return api_->name; }
   std::string description() const override {
     return std::string(api_->description ? api_->description : "") + " (plugin " + path_ + ")";
   }
   std::string origin() const override { return "plugin: " + path_; }
+  BackendRole role() const override { return role_; }
   std::optional<std::string> unsupported_reason(const Case& c) const override {
     auto it = ops_.find(c.op);
     if (it == ops_.end()) return name() + " (plugin) does not declare op " + c.op;
@@ -168,6 +169,7 @@ class PluginBackend : public Backend {
 
  private:
   std::string path_;
+  BackendRole role_;
   const oplab_plugin_v1* api_;  // static data of the library, which stays loaded (never dlclose'd)
   std::map<std::string, OpDecl> ops_;
 };
@@ -200,7 +202,7 @@ std::map<std::string, OpDecl> checked_ops(const std::string& path, const oplab_p
 
 }  // namespace
 
-std::unique_ptr<Backend> load_plugin_backend(const std::string& path) {
+std::unique_ptr<Backend> load_plugin_backend(const std::string& path, BackendRole role) {
   // dlopen searches the library path for a bare name; a plugin is named by its file.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   dlerror();
@@ -218,7 +220,7 @@ std::unique_ptr<Backend> load_plugin_backend(const std::string& path) {
     const oplab_plugin_v1* api = entry();
     if (!api) throw BackendUnavailable("plugin " + path + ": " + OPLAB_PLUGIN_ENTRY + " returned NULL");
     auto ops = checked_ops(path, api);
-    return std::make_unique<PluginBackend>(path, api, std::move(ops));
+    return std::make_unique<PluginBackend>(path, api, std::move(ops), role);
   } catch (...) {
     dlclose(handle);
     throw;

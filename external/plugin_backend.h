@@ -10,6 +10,7 @@ namespace oplab {
 // Loads PATH (dlopen) and returns its backend. A library that cannot be opened, lacks the
 // versioned symbol or declares another ABI version throws BackendUnavailable with one line
 // naming PATH and what is wrong.
-std::unique_ptr<Backend> load_plugin_backend(const std::string& path);
+// `role`: what its failures mean (as ExecSpec::role).
+std::unique_ptr<Backend> load_plugin_backend(const std::string& path, BackendRole role = BackendRole::Implementation);
 
 }  // namespace oplab

@@ -41,7 +41,8 @@ std::string log_path(const ExternalRequest& r, const std::string& name) {
 }
 
 void add_exec(Registry& reg, const ExternalRequest& r, const std::string& name, const std::string& command,
-              const std::string& cwd, double timeout_s, const std::string& where) {
+              const std::string& cwd, double timeout_s, const std::string& where,
+              BackendRole role = BackendRole::Implementation) {
   check_name(reg, name, where);
   if (command.find_first_not_of(" \t") == std::string::npos) bad(where + ": the command of " + name + " is empty");
   ExecSpec s;
@@ -50,18 +51,28 @@ void add_exec(Registry& reg, const ExternalRequest& r, const std::string& name, 
   s.cwd = cwd;
   s.timeout_s = timeout_s;
   s.log = log_path(r, name);
+  s.role = role;
   reg.add(make_exec_backend(s));
 }
 
-void add_plugin(Registry& reg, const std::string& path, const std::string& where) {
+void add_plugin(Registry& reg, const std::string& path, const std::string& where,
+                BackendRole role = BackendRole::Implementation) {
   std::unique_ptr<Backend> b;
   try {
-    b = load_plugin_backend(path);
+    b = load_plugin_backend(path, role);
   } catch (const std::exception& e) {
     bad(where + ": " + e.what());
   }
   check_name(reg, b->name(), where + " (" + path + ")");
   reg.add(std::move(b));
+}
+
+// An entry's "role": what its failures mean (docs/protocol.md); a kernel under test by default.
+BackendRole role_of(const json& e, const std::string& at) {
+  if (!e.contains("role")) return BackendRole::Implementation;
+  for (BackendRole r : {BackendRole::Implementation, BackendRole::SeededBug, BackendRole::StudyVariant})
+    if (e["role"] == backend_role_name(r)) return r;
+  bad(at + ".role must be \"implementation\", \"seeded-bug\" or \"study-variant\"");
 }
 
 void add_file(Registry& reg, const ExternalRequest& r, const std::string& path, const std::string& flag) {
@@ -82,9 +93,10 @@ void add_file(Registry& reg, const ExternalRequest& r, const std::string& path, 
     const std::string at = where + ": backends[" + std::to_string(i++) + "]";
     if (!e.is_object()) bad(at + " must be an object");
     for (const auto& [k, v] : e.items())
-      if (k != "name" && k != "exec" && k != "plugin" && k != "timeout")
-        bad(at + " has an unknown field \"" + protocol::excerpt(k, 40) + "\" (name, exec, plugin, timeout)");
+      if (k != "name" && k != "exec" && k != "plugin" && k != "timeout" && k != "role")
+        bad(at + " has an unknown field \"" + protocol::excerpt(k, 40) + "\" (name, exec, plugin, timeout, role)");
     if (e.contains("exec") == e.contains("plugin")) bad(at + " needs exactly one of \"exec\" and \"plugin\"");
+    const BackendRole role = role_of(e, at);
     if (e.contains("exec")) {
       if (!e["exec"].is_string()) bad(at + ".exec must be a string (a shell command)");
       if (!e.contains("name") || !e["name"].is_string()) bad(at + " needs a \"name\" for its exec backend");
@@ -94,14 +106,14 @@ void add_file(Registry& reg, const ExternalRequest& r, const std::string& path, 
           bad(at + ".timeout must be a number of seconds from 0 to 86400");
         t = e["timeout"].get<double>();
       }
-      add_exec(reg, r, e["name"].get<std::string>(), e["exec"].get<std::string>(), dir.string(), t, at);
+      add_exec(reg, r, e["name"].get<std::string>(), e["exec"].get<std::string>(), dir.string(), t, at, role);
     } else {
       if (!e["plugin"].is_string()) bad(at + ".plugin must be a string (a path)");
       if (e.contains("name") || e.contains("timeout"))
         bad(at + ": a plugin names itself and runs in-process (no \"name\" or \"timeout\")");
       fs::path p = e["plugin"].get<std::string>();
       if (p.is_relative()) p = dir / p;
-      add_plugin(reg, p.string(), at);
+      add_plugin(reg, p.string(), at, role);
     }
   }
 }

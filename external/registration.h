@@ -4,9 +4,11 @@
 // the environment variable OPLAB_BACKENDS names when no --backends is given):
 //
 //   {"backends": [{"name": "mine", "exec": "python3 mine.py", "timeout": 20},
-//                 {"plugin": "build/libmine.so"}]}
+//                 {"plugin": "build/libmine.so"},
+//                 {"name": "mine-broken", "exec": "python3 mine_broken.py", "role": "seeded-bug"}]}
 //
-// A file's exec commands run in the file's folder and its plugin paths are relative to it.
+// A file's exec commands run in the file's folder and its plugin paths are relative to it. An
+// entry's role (implementation by default, seeded-bug, study-variant) says what its failures mean.
 #include <string>
 #include <vector>
 
@@ -22,7 +24,8 @@ struct ExternalRequest {
   std::string log_dir;              // where exec backends' stderr goes (empty: the temp folder)
 };
 
-// Adds the named backends to `reg` (each an Implementation: its failures count). Throws
+// Adds the named backends to `reg` (an Implementation unless a file's entry gives its role: its
+// failures count). Throws
 // std::invalid_argument with one line naming what is wrong, before anything is started: a
 // malformed NAME=COMMAND, a name that is not [A-Za-z0-9._-]+, a name already taken (a built-in
 // backend or another external one), an unreadable or malformed backends file, a plugin that

@@ -16,6 +16,9 @@ step() { echo; echo "== $*"; "$@" || status=1; }
 step $oplab backends
 step $oplab campaign --cases 300 --seed 1 --out "$out/campaign"
 step $oplab fuzz --op all --backend all --time 60 --seed 1 --keep-going --out "$out/fuzz/default"
+# The examples a user copies (examples/backends.json: numpy float32 and float16, the C plugin)
+# beside the built-in roi_align backends, and their broken copies, declared seeded bugs: caught.
+step $oplab campaign --backends examples/backends.json --op roi_align --cases 300 --seed 1 --out "$out/examples"
 step $oplab gradcheck --op all --backend all --cases 30 --seed 1 --out "$out/gradcheck.json"
 step $oplab bench --reduced --repeats 7 --warmup 3 --out "$out/bench.json"
 mkdir -p "$out/cuda-kernels" && cp build/halide/*_cuda.ptx.json "$out/cuda-kernels/"  # the build's PTX checks

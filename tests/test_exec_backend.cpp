@@ -243,5 +243,29 @@ TEST_F(ExecBackend, BackendsFileListsDtypeAndOps) {
   EXPECT_TRUE(has(bad.err, "backends[0] needs exactly one of")) << bad.err;
 }
 
+// A backends file may say what an entry's failures mean: a deliberately broken copy declared
+// "role": "seeded-bug" is counted as a caught seeded bug (exit 0 under --backend all) where the
+// same kernel as an implementation is a finding (exit 1); any other role is one line and exit 2.
+TEST_F(ExecBackend, BackendsFileRoleCountsASeededBugApart) {
+  // f16out declared float32: a half answer held to float32's bound (the test above) fails.
+  auto file_with = [&](const std::string& name, const std::string& role) {
+    json e{{"name", name}, {"exec", std::string(OPLAB_TEST_PYTHON) + " " + kScript + " f16out float32 false"}};
+    if (!role.empty()) e["role"] = role;
+    return write(name + ".json", json{{"backends", json::array({e})}}.dump());
+  };
+  const std::string fuzz = " --op roi_align --property differential --cases 20 --seed 3 --keep-going --out ";
+  // Under --backend all (the main job's way) a seeded bug's failures are expected; named alone,
+  // as any backend a user names, they count (README "Verdicts").
+  const CliRun as_bug = run("fuzz --backends " + file_with("hbug", "seeded-bug") + " --backend all" + fuzz + path("a"));
+  EXPECT_EQ(as_bug.code, 0) << as_bug.out << as_bug.err;
+  EXPECT_TRUE(has(as_bug.out, "0 of implementations") && has(as_bug.out, "on seeded bugs (caught)")) << as_bug.out;
+  const CliRun as_kernel = run("fuzz --backends " + file_with("hkernel", "") + " --backend hkernel" + fuzz + path("b"));
+  EXPECT_EQ(as_kernel.code, 1) << as_kernel.out << as_kernel.err;
+  const CliRun bad = run("backends --backends " + file_with("hodd", "buggy"));
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  EXPECT_TRUE(has(bad.err, ".role must be")) << bad.err;
+}
+
 }  // namespace
 }  // namespace oplab
