@@ -131,6 +131,27 @@ TEST_F(ExitCodes, BenchUnknownShapeWritesNothing) {
   EXPECT_EQ(r.out, "");  // nothing timed
 }
 
+// `bench --device cuda` where halide-cuda cannot run: exit 4 (the backend cannot run here) with
+// the reason, before anything is timed or written; on a GPU machine it times (scripts/gpu.sh).
+// A device that is not cpu, cuda or all is a usage error.
+TEST_F(ExitCodes, BenchOnADeviceThatIsNotHereSaysWhy) {
+  const std::string out = path("bench.json");
+  const std::string listed = run("backends").out;
+  const size_t row = listed.find("\nhalide-cuda ");
+  ASSERT_NE(row, std::string::npos) << listed;
+  if (listed.substr(row, listed.find('\n', row + 1) - row).find(" yes ") != std::string::npos)
+    GTEST_SKIP() << "halide-cuda runs here";
+  const CliRun r = run("bench --reduced --device cuda --out " + out);
+  EXPECT_EQ(r.code, 4) << r.out << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_TRUE(has(r.err, "halide-cuda cannot run here")) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(r.out, "");
+  const CliRun bad = run("bench --device tpu --out " + out);
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_EQ(lines(bad.err), 1u) << bad.err;
+}
+
 TEST_F(ExitCodes, ReplayOfABareCaseNeedsABackend) {
   const CliRun r = run("replay " + a_case());
   EXPECT_EQ(r.code, 2) << r.out << r.err;

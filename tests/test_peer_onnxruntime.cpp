@@ -7,6 +7,7 @@
 
 #include "compare/float_compare.h"
 #include "compare/float_divergence.h"
+#include "compare/judge.h"
 #include "peer/onnxruntime_backend.h"
 #include "reference/ref_backend.h"
 #include "tests/peer_divergence_helpers.h"
@@ -210,6 +211,38 @@ TEST_F(PeerOnnxruntime, OutputSizeIsTheFloat32ProductTruncated) {
                            {{"mode", "linear"}, {"scale_factor", 1.4285714}, {"align_corners", false}});
   EXPECT_FALSE(d.peer_raises(same));
   EXPECT_EQ(out(ort(), same).shape, (Shape{1, 1, 9}));
+}
+
+// onnxruntime-f32: ONNX Runtime's float32 kernels, judged at their own precision. docs/divergences.md's
+// smallest ort-float32-spatial-scale case (a 1x1 map of 7, roi (0, 0, -5, 0, -5), scale 0.3,
+// sampling 1): the spec's sample sits at y = -1.5 + 0.5 = -1 (in range: the edge row, 7). The
+// double kernel multiplies by the float attribute 0.30000001192 in double, -1.5000000596, and
+// samples y < -1 (0: the named divergence); the float32 kernel's product rounds back to -1.5
+// (a tie, to even), so it answers 7 and agrees.
+TEST(PeerOnnxruntimeF32, Float32KernelsAreJudgedAtTheirPrecision) {
+  const auto f32 = make_onnxruntime_backend(/*all_float32=*/true);
+  if (auto why = f32->unavailable_reason()) GTEST_SKIP() << *why;
+  const auto mixed = make_onnxruntime_backend();
+  EXPECT_EQ(f32->name(), "onnxruntime-f32");
+  EXPECT_TRUE(f32->opt_in());
+  EXPECT_FALSE(mixed->opt_in());
+  for (const char* op : {"deform_conv2d", "roi_align", "grid_sample", "interpolate", "roi_pool"}) {
+    EXPECT_EQ(f32->dtype(op), DType::Float32) << op;
+    EXPECT_EQ(mixed->dtype(op), std::string(op) == "interpolate" || std::string(op) == "roi_pool" ? DType::Float32 : DType::Float64)
+        << op;
+  }
+  Case c;
+  c.op = "roi_align";
+  c.params = json{{"output_size", {1, 1}}, {"spatial_scale", 0.3}, {"sampling_ratio", 1}, {"aligned", false}};
+  c.inputs["input"] = T({1, 1, 1, 1}, {7});
+  c.inputs["rois"] = T({1, 5}, {0, 0, -5, 0, -5});
+  const auto ref = make_ref_backend();
+  EXPECT_EQ(evaluate(*ref, c).outputs.at("output").data[0], 7.0);
+  EXPECT_EQ(evaluate(*mixed, c).outputs.at("output").data[0], 0.0);
+  EXPECT_EQ(evaluate(*f32, c).outputs.at("output").data[0], 7.0);
+  EXPECT_EQ(compare::judge(*mixed, *ref, c).verdict, compare::Verdict::NamedDivergence);
+  const compare::Judgement j = compare::judge(*f32, *ref, c);
+  EXPECT_EQ(j.verdict, compare::Verdict::Agree) << j.detail;
 }
 
 TEST(PeerOnnxruntimeMissing, NoNodeSaysSoInOneLine) {
