@@ -86,6 +86,13 @@ const char* halide_backend_name(HalideDevice d) {
 
 namespace {
 
+// A driver library by its versioned name (what a driver package always ships: libcuda.so.1,
+// libOpenCL.so.1), else its plain one (which comes with the -dev package); nullptr if neither.
+void* open_driver(const std::string& name, int mode) {
+  void* lib = dlopen((name + ".1").c_str(), RTLD_LAZY | mode);
+  return lib ? lib : dlopen(name.c_str(), RTLD_LAZY | mode);
+}
+
 // The CUDA questions, asked in a child process like the OpenCL ones below: a process that has
 // called cuInit and then forks leaves its children unable to use CUDA at all (the driver's
 // state does not survive a fork), and the campaigns and fuzzers fork their workers after
@@ -93,8 +100,7 @@ namespace {
 enum CudaProbe { kCudaOk = 0, kNoCudaLib = 10, kNoCudaSymbols, kCudaInitFailed, kNoCudaDevice };
 
 int probe_cuda_here() {
-  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libcuda.so", RTLD_LAZY | RTLD_LOCAL);
+  void* lib = open_driver("libcuda.so", RTLD_LOCAL);
   if (!lib) return kNoCudaLib;
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
@@ -143,7 +149,7 @@ std::optional<std::string> cuda_unavailable_reason() {
   // The Halide CUDA runtime finds the driver's entry points in the process first and loads
   // "libcuda.so" only when they are not there; a driver may ship only libcuda.so.1, so it is
   // loaded here, globally. Loading it initialises nothing.
-  if (!dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL) && !dlopen("libcuda.so", RTLD_LAZY | RTLD_GLOBAL))
+  if (!open_driver("libcuda.so", RTLD_GLOBAL))
     return std::string("no CUDA driver (libcuda.so) on this machine");
   return std::nullopt;
 }
@@ -157,8 +163,7 @@ namespace {
 enum OpenClProbe { kOpenClOk = 0, kNoLoader = 10, kNoSymbols, kNoPlatform, kNoDevice };
 
 int probe_opencl_here() {
-  void* lib = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
+  void* lib = open_driver("libOpenCL.so", RTLD_LOCAL);
   if (!lib) return kNoLoader;
   using PlatformsFn = int (*)(unsigned, void**, unsigned*);
   using DevicesFn = int (*)(void*, unsigned long, unsigned, void**, unsigned*);
@@ -196,7 +201,7 @@ std::optional<std::string> opencl_unavailable_reason() {
   // As for CUDA: the ICD loader is usually only libOpenCL.so.1 (the unversioned name comes
   // with the -dev package), so it is loaded here, globally, where the Halide runtime finds it.
   // Loading the loader starts no platform.
-  if (!dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_GLOBAL) && !dlopen("libOpenCL.so", RTLD_LAZY | RTLD_GLOBAL))
+  if (!open_driver("libOpenCL.so", RTLD_GLOBAL))
     return std::string("no OpenCL ICD loader (libOpenCL.so.1) on this machine");
   return std::nullopt;
 }
