@@ -103,6 +103,9 @@ struct InterpParams {
   int64_t N = 0, C = 0;
   std::vector<InterpAxis> axes;  // 1, 2 or 3 spatial axes (W; H,W; D,H,W)
   bool align_corners = false;
+  // SPEC §16: bilinear and bicubic (2-D, align_corners false) with a filter whose support is
+  // scaled by the downscale factor (torch's antialias=True, Pillow's BILINEAR and BICUBIC).
+  bool antialias = false;
   Shape output_shape() const {
     Shape s{N, C};
     for (const auto& a : axes) s.push_back(a.out);
@@ -115,6 +118,11 @@ struct InterpParams {
 double interp_area_scale(const InterpAxis& a, bool align_corners);
 // Scale of nearest and nearest-exact, computed in float32 as PyTorch does.
 float interp_nearest_scale(const InterpAxis& a);
+// The filter support of antialias along one axis, in input pixels: 1 (bilinear) or 2 (bicubic)
+// times max(scale, 1), with the scale of interp_area_scale (SPEC §16).
+double interp_antialias_support(InterpMode mode, double scale);
+// The most taps an antialias output position reads along one axis (for bounds and budgets).
+int64_t interp_antialias_max_taps(InterpMode mode, const InterpAxis& a);
 
 DeformConvParams parse_deform_conv2d(const Case& c);
 RoiPoolParams parse_roi_pool(const Case& c);

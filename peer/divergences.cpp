@@ -28,7 +28,9 @@ std::optional<Case> interp_shortcut_equivalent(const Case& c, bool same_size) {
   bool all_same = true;
   for (const InterpAxis& a : p.axes) all_same &= a.out == a.in;
   const bool bicubic = p.mode == InterpMode::Bicubic && all_same;
-  if (!(nearest || (same_size && (linear || bicubic))) || p.align_corners) return std::nullopt;
+  // torch's antialias kernels follow the formula on such axes (measured on 1.13: none of the
+  // campaign's antialias cases with out == in at a scale != 1 departs).
+  if (!(nearest || (same_size && (linear || bicubic))) || p.align_corners || p.antialias) return std::nullopt;
   json sf = json::array();
   bool changed = false;
   for (const InterpAxis& a : p.axes) {

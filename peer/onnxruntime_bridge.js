@@ -189,8 +189,16 @@ function interpolate(c) {
   if (mode === 'nearest') ctm = 'asymmetric';
   if (mode === 'nearest-exact') { ctm = 'half_pixel'; nearestMode = 'round_prefer_ceil'; }
   if (p.align_corners) ctm = 'align_corners';
+  // antialias (opset 18, SPEC §16): the filter's centre is (dst + 0.5) * scale, half_pixel's
+  // grid even at an output of 1, and the cubic is Keys' a = -0.5 as torch and Pillow take it.
+  // exclude_outside=1 drops the taps past an edge and renormalises the rest (SPEC §16);
+  // with 0, measured, ORT reads them as the edge pixel (8 -> 2 bilinear, a 1 at index 3 gives
+  // 0.15625 = 0.625 / 4 where torch and Pillow give 0.625 / 3.5).
+  const antialias = p.antialias === true;
+  if (antialias) ctm = 'half_pixel';
   const attrs = [attr('mode', onnxMode), attr('coordinate_transformation_mode', ctm), attr('nearest_mode', nearestMode),
-    attr('cubic_coeff_a', float(-0.75)), attr('exclude_outside', 0)];
+    attr('cubic_coeff_a', float(antialias ? -0.5 : -0.75)), attr('exclude_outside', antialias ? 1 : 0)];
+  if (antialias) attrs.push(attr('antialias', 1));
   const inputs = [{ name: 'X', elem: T.proto, rank }, { name: '', elem: 0, rank: 0 }];
   const inits = [];
   if (p.size != null || p.recompute_scale_factor === true || p.align_corners) {

@@ -35,7 +35,8 @@ bool linear_family(InterpMode m) {
 std::optional<Case> size1_origin(const Case& c) {
   if (c.op != "interpolate") return std::nullopt;
   const InterpParams p = parse_interpolate(c);
-  if (!linear_family(p.mode) || p.align_corners) return std::nullopt;
+  // antialias goes as half_pixel: an output of 1 reads the centre there.
+  if (!linear_family(p.mode) || p.align_corners || p.antialias) return std::nullopt;
   std::vector<bool> cut(p.axes.size(), false);
   bool any = false;
   for (size_t i = 0; i < p.axes.size(); ++i) any |= (cut[i] = p.axes[i].out == 1 && p.axes[i].in > 1);
@@ -153,7 +154,7 @@ AxisMap ort_cubic_map(const InterpAxis& a, bool align_corners) {
 std::optional<Case> float32_map_case(const Case& c, InterpMode mode, AxisMap (*map)(const InterpAxis&, bool)) {
   if (c.op != "interpolate") return std::nullopt;
   const InterpParams p = parse_interpolate(c);
-  if (p.mode != mode) return std::nullopt;
+  if (p.mode != mode || p.antialias) return std::nullopt;  // these equivalents carry 2 or 4 taps per axis
   if (ort_scale(p.axes[0], p.align_corners) == 1.0f && ort_scale(p.axes[1], p.align_corners) == 1.0f)
     return std::nullopt;
   return separable_map_case(c, p, map(p.axes[0], p.align_corners), map(p.axes[1], p.align_corners));
@@ -205,7 +206,7 @@ bool float_scale_size(const Case& c) {
 std::optional<Case> same_shape_copy(const Case& c) {
   if (c.op != "interpolate") return std::nullopt;
   const InterpParams p = parse_interpolate(c);
-  if (p.mode == InterpMode::Area || p.align_corners) return std::nullopt;
+  if (p.mode == InterpMode::Area || p.align_corners || p.antialias) return std::nullopt;  // antialias: per axis, below
   bool scaled = false;
   for (const InterpAxis& a : p.axes) {
     if (a.out != a.in) return std::nullopt;
@@ -214,6 +215,27 @@ std::optional<Case> same_shape_copy(const Case& c) {
   if (!scaled) return std::nullopt;
   Case e = c;
   e.params["scale_factor"] = json(std::vector<double>(p.axes.size(), 1.0));
+  return e;
+}
+
+// Resize with antialias copies each axis whose output size equals its input size, whatever its
+// scale (measured on 1.30: [1, 1, 1, 6] at scale factors [4, 1.03] reads the width 1:1), where
+// the filter at scale 1/1.03 blurs. The equivalent gives those axes the scale factor 1.
+std::optional<Case> antialias_same_size_axis_copy(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  if (!p.antialias) return std::nullopt;
+  json sf = json::array();
+  bool changed = false;
+  for (const InterpAxis& a : p.axes) {
+    if (!a.scale_factor) return std::nullopt;  // the kernel's scale is in/out: 1 on such an axis
+    const bool copied = a.out == a.in && *a.scale_factor != 1.0;
+    sf.push_back(copied ? 1.0 : *a.scale_factor);
+    changed |= copied;
+  }
+  if (!changed) return std::nullopt;
+  Case e = c;
+  e.params["scale_factor"] = sf;
   return e;
 }
 
@@ -275,6 +297,10 @@ const std::vector<Divergence>& onnxruntime_divergences() {
       {"ort-resize-same-shape-copy",
        "Resize copies the input when the output shape equals the input shape, ignoring scales != 1 (5 -> 5 at sf 1.1)",
        same_shape_copy, nullptr},
+      {"ort-resize-antialias-same-size-axis-copy",
+       "Resize with antialias copies an axis whose output size equals its input size, ignoring its scale != 1 "
+       "([1, 1, 1, 6] at scale factors [4, 1.03] keeps the width as it is)",
+       antialias_same_size_axis_copy, nullptr},
       {"ort-roi_align-negative-grid-raises",
        "RoiAlign raises (SafeInt integer overflow) for an aligned reversed box whose adaptive grid has gh*gw < 0; the "
        "spec gives 0",

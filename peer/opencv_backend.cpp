@@ -95,6 +95,8 @@ std::optional<std::string> why_unsupported(const Case& c) {
   const InterpParams p = parse_interpolate(c);
   if (p.axes.size() != 2) return std::string("OpenCV resizes 2-D images only (cv::resize), not 1-D or 3-D input");
   if (p.align_corners) return std::string("cv::resize has no align_corners (its linear grid is half-pixel)");
+  if (p.antialias)
+    return std::string("cv::resize has no antialiased bilinear or bicubic (its INTER_LINEAR and INTER_CUBIC keep 2 and 4 taps)");
   for (const InterpAxis& a : p.axes)
     if (a.in > (1 << 30) || a.out > (1 << 30)) return std::string("cv::resize takes int sizes");
   return std::nullopt;

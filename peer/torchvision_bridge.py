@@ -197,7 +197,8 @@ def call_op(op, p, x):
             scale_factor=number_or_list(p.get("scale_factor")),
             mode=p.get("mode", "nearest"),
             align_corners=p.get("align_corners"),
-            recompute_scale_factor=p.get("recompute_scale_factor"))
+            recompute_scale_factor=p.get("recompute_scale_factor"),
+            antialias=bool(p.get("antialias") or False))
     return out
 
 

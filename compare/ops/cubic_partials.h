@@ -12,8 +12,9 @@ namespace oplab::compare {
 
 // Σ |partial results| of Horner's rule for W(d): ((A+2)|d| - (A+3)) |d| |d| + 1 inside 1,
 // ((A |d| - 5A) |d| + 8A) |d| - 4A from 1 to 2, 0 beyond.
-inline double cubic_partials(double d) {
-  const double A = -0.75, t = std::fabs(d);
+// A = -0.5 for antialias (SPEC §16).
+inline double cubic_partials(double d, double A = -0.75) {
+  const double t = std::fabs(d);
   double sum = 0;
   auto step = [&sum](double v) { sum += std::fabs(v); return v; };
   if (t <= 1) step(step(step(step(step((A + 2) * t) - (A + 3)) * t) * t) + 1);

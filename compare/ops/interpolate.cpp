@@ -24,7 +24,8 @@ double terms(const Case& c) {
   const auto p = parse_interpolate(c);
   double n = 1;
   for (const auto& a : p.axes)
-    n *= p.mode == InterpMode::Bicubic ? 4.0 : p.mode == InterpMode::Area ? std::ceil(double(a.in) / double(a.out)) + 1 : 2.0;
+    n *= p.antialias ? double(interp_antialias_max_taps(p.mode, a))
+         : p.mode == InterpMode::Bicubic ? 4.0 : p.mode == InterpMode::Area ? std::ceil(double(a.in) / double(a.out)) + 1 : 2.0;
   return n + 4;
 }
 
@@ -45,8 +46,12 @@ DrivingParameter driving(const Case& c) {
 
 // Per axis and output position: the nearest index, or the floor of the linear or cubic source
 // coordinate (reference/interpolate.cpp); area's bins are exact integers and decide nothing.
+// Nor does antialias: its taps' range ends where the filter is 0 (|arg| = 1 or 2), so a tap
+// that a rounding of the centre adds or drops weighs next to nothing -- a continuous change
+// the bound holds, not a discrete one.
 void decisions(const Case& c, Decisions& d) {
   const auto p = parse_interpolate(c);
+  if (p.antialias) return;
   for (const auto& a : p.axes) {
     if (a.in <= 0) continue;
     for (int64_t dst = 0; dst < a.out; ++dst) switch (p.mode) {
@@ -90,7 +95,7 @@ struct AbsTap {
   int64_t src = 0;
   double w = 0;
 };
-using AbsTaps = std::vector<std::array<AbsTap, 4>>;
+using AbsTaps = std::vector<std::vector<AbsTap>>;
 
 // W(d) of SPEC §6, A = -0.75.
 double cubic_weight(double d) {
@@ -106,10 +111,25 @@ AbsTaps abs_cubic_taps(const InterpAxis& a, bool align_corners, bool partials) {
     const double src = ref::interp_source_coord(a, dst, align_corners), fi = std::floor(src), t = src - fi;
     const std::array<double, 4> dist = {t + 1, t, 1 - t, 2 - t};
     for (int64_t k = 0; k < 4; ++k)
-      taps[size_t(dst)][size_t(k)] = {std::clamp(int64_t(fi) - 1 + k, int64_t(0), a.in - 1),
-                                      cubic_tap_magnitude(cubic_weight(dist[size_t(k)]), dist[size_t(k)], partials)};
+      taps[size_t(dst)].push_back({std::clamp(int64_t(fi) - 1 + k, int64_t(0), a.in - 1),
+                                   cubic_tap_magnitude(cubic_weight(dist[size_t(k)]), dist[size_t(k)], partials)});
   }
   return taps;
+}
+
+// antialias bicubic (SPEC §16, a = -0.5): |w| of each normalised weight and, where the kernel
+// evaluates the polynomial in the bound's type, its partials over the normalising sum.
+AbsTaps abs_antialias_taps(const InterpAxis& a, bool partials) {
+  AbsTaps taps(size_t(a.out));
+  const auto aa = ref::interp_antialias_taps(InterpMode::Bicubic, a);
+  for (size_t dst = 0; dst < aa.size(); ++dst)
+    for (const ref::AntialiasTap& t : aa[dst])
+      taps[dst].push_back({t.src, std::fabs(t.weight) + (partials ? cubic_partials(t.arg, -0.5) / 4 / std::fabs(t.total) : 0.0)});
+  return taps;
+}
+
+AbsTaps abs_taps(const InterpParams& p, const InterpAxis& a, bool partials) {
+  return p.antialias ? abs_antialias_taps(a, partials) : abs_cubic_taps(a, p.align_corners, partials);
 }
 
 // Σ |w| |x| per output element and, with grad_output, Σ |w| |g| per input element (the
@@ -121,8 +141,7 @@ AbsTaps abs_cubic_taps(const InterpAxis& a, bool align_corners, bool partials) {
 void magnitude(const Case& c, Result& mag, bool partials) {
   const auto p = parse_interpolate(c);
   if (p.mode != InterpMode::Bicubic || p.axes.size() != 2) return;
-  const AbsTaps ty = abs_cubic_taps(p.axes[0], p.align_corners, partials),
-               tx = abs_cubic_taps(p.axes[1], p.align_corners, partials);
+  const AbsTaps ty = abs_taps(p, p.axes[0], partials), tx = abs_taps(p, p.axes[1], partials);
   const Tensor& x = c.in("input");
   const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
   const bool backward = c.grad_output && mag.grads.count("input");

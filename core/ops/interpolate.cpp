@@ -37,6 +37,17 @@ float interp_nearest_scale(const InterpAxis& a) {
   return static_cast<float>(a.in) / static_cast<float>(a.out);
 }
 
+double interp_antialias_support(InterpMode mode, double scale) {
+  return (mode == InterpMode::Bicubic ? 2.0 : 1.0) * std::max(scale, 1.0);
+}
+
+int64_t interp_antialias_max_taps(InterpMode mode, const InterpAxis& a) {
+  // Taps run from int(centre - support + 0.5) to int(centre + support + 0.5), exclusive: at
+  // most ceil(2 * support) + 1 of them, and never more than the axis has.
+  const double support = interp_antialias_support(mode, interp_area_scale(a, false));
+  return std::min<int64_t>(a.in, int64_t(std::ceil(2.0 * support)) + 1);
+}
+
 namespace {
 
 InterpMode parse_mode(const Case& c, int nd) {
@@ -74,7 +85,7 @@ std::vector<json> per_axis(const Case& c, const std::string& key, int nd) {
 
 InterpParams parse_interpolate(const Case& c) {
   const std::string& op = c.op;
-  only_params(c, {"mode", "size", "scale_factor", "align_corners", "recompute_scale_factor"});
+  only_params(c, {"mode", "size", "scale_factor", "align_corners", "recompute_scale_factor", "antialias"});
   only_inputs(c, {"input"}, {});
   const Tensor& x = c.in("input");
   if (x.rank() < 3 || x.rank() > 5)
@@ -93,6 +104,18 @@ InterpParams parse_interpolate(const Case& c) {
       fail(op, "align_corners=" + echo_json(ac) + " is only allowed with linear, bilinear, bicubic or trilinear, not mode \"" +
                    interp_mode_name(p.mode) + "\"");
     p.align_corners = ac.get<bool>();
+  }
+  const json aa = c.params.value("antialias", json());
+  if (!aa.is_null()) {
+    if (!aa.is_boolean()) fail(op, "antialias=" + echo_json(aa) + " must be true, false or null");
+    p.antialias = aa.get<bool>();
+    // SPEC §16: torch has antialias for 2-D bilinear and bicubic only (its 1-D linear and 3-D
+    // trilinear raise); the spec, like Pillow, defines the half-pixel grid only.
+    if (p.antialias && p.mode != InterpMode::Bilinear && p.mode != InterpMode::Bicubic)
+      fail(op, "antialias=true is only defined for bilinear and bicubic (2-D), not mode \"" +
+                   std::string(interp_mode_name(p.mode)) + "\"");
+    if (p.antialias && p.align_corners)
+      fail(op, "antialias=true needs align_corners false or null (SPEC §16 defines the half-pixel grid only)");
   }
   const json rc = c.params.value("recompute_scale_factor", json());
   if (!rc.is_null() && !rc.is_boolean()) fail(op, "recompute_scale_factor=" + echo_json(rc) + " must be true, false or null");
@@ -144,6 +167,10 @@ InterpParams parse_interpolate(const Case& c) {
   ResourceUse use = case_tensors(c, p.output_shape());
   double taps = 1;
   for (const InterpAxis& a : p.axes) {
+    if (p.antialias) {
+      taps *= double(interp_antialias_max_taps(p.mode, a));
+      continue;
+    }
     switch (p.mode) {
       case InterpMode::Nearest:
       case InterpMode::NearestExact: break;

@@ -60,8 +60,46 @@ int64_t pick_size(int64_t& in, int nd, const std::vector<NearestF32Axis>* f32_ta
   }
 }
 
+// antialias (SPEC §16), bilinear or bicubic on [N, C, H, W]: per axis an input extent and its
+// output, drawn where the filter's support and its cut at the edges matter -- plain sizes,
+// downscales of 2 to 32 (the support spans many pixels), extreme ones (1000 -> 1), scales near
+// 1 from either side (support 1 or 2 against just above it), upscales (where bilinear equals
+// plain bilinear and bicubic does not), output 1; as sizes or as (non-integer) scale factors.
+Case antialias_case(const std::string& mode) {
+  Case c;
+  c.op = "interpolate";
+  c.params = json{{"mode", mode}, {"antialias", true}, {"align_corners", pick_of<json>({json(nullptr), json(false)})}};
+  Shape shape{pick_one<int64_t>({{8, 1}, {2, 2}, {1, 0}}), pick_dim(1, 2)};
+  const bool by_size = *rc::gen::arbitrary<bool>();
+  json outs = json::array();
+  bool extreme = false;  // one extreme axis at most: 1000 x 1000 would be a large case
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = 0;
+    double sf = 0;
+    switch (pick_one<int>({{3, 0}, {3, 1}, {extreme ? 0 : 1, 2}, {2, 3}, {1, 4}, {1, 5}})) {
+      case 0: in = pick_extent(1, 9), sf = double(pick_dim(1, 9)) / double(std::max<int64_t>(in, 1)); break;
+      case 1: in = pick_dim(8, 64), sf = 1.0 / pick_of<double>({2.0, 3.0, 2.5, 4.0, 7.3, 16.0, 32.0}); break;
+      case 2: in = pick_of<int64_t>({100, 257, 1000}), sf = pick_of<double>({1.0, 2.0, 3.0}) / double(in), extreme = true; break;
+      case 3: in = pick_dim(3, 24), sf = pick_of<double>({0.9, 0.97, 0.99, 1.01, 1.03, 1.1, 0.5 + 1e-3}); break;
+      case 4: in = pick_extent(1, 6), sf = pick_of<double>({1.5, 2.0, 3.3, 4.0}); break;
+      default: in = pick_dim(1, 30), sf = 1.0 / double(std::max<int64_t>(in, 1)); break;  // output 1
+    }
+    if (in > 0 && std::floor(double(in) * sf) < 1) sf = 1.0 / double(in);
+    shape.push_back(in);
+    if (by_size) outs.push_back(std::max<int64_t>(1, int64_t(std::floor(double(in) * sf + 1e-9))));
+    else outs.push_back(sf);
+  }
+  c.params[by_size ? "size" : "scale_factor"] = outs;
+  if (!by_size) c.params["recompute_scale_factor"] = pick_of<json>({json(nullptr), json(false), json(true)});
+  c.inputs["input"] = pick_tensor(shape);
+  return c;
+}
+
 rc::Gen<Case> gen() {
   return rc::gen::exec([] {
+    // One case in four of the 2-D linear and cubic modes is antialiased.
+    const std::string aa_mode = pick_one<std::string>({{6, ""}, {1, "bilinear"}, {1, "bicubic"}});
+    if (!aa_mode.empty()) return antialias_case(aa_mode);
     Case c;
     c.op = "interpolate";
     const int nd = pick_one<int>({{3, 2}, {2, 1}, {1, 3}});
@@ -155,6 +193,14 @@ std::vector<Mutation> mutations() {
         c.params.erase("size");
         c.params["scale_factor"] = *rc::gen::element(0.0, -2.0, 1e-9);
       },
+      [](Case& c) {  // antialias with a mode that has none, or with align_corners, or not a bool
+        switch (*rc::gen::inRange(0, 3)) {
+          case 0: c.params["mode"] = *rc::gen::element(std::string("nearest"), std::string("area")); break;
+          case 1: c.params["align_corners"] = true; break;
+          default: c.params["antialias"] = *rc::gen::element(json("yes"), json(1)); return;
+        }
+        c.params["antialias"] = true;
+      },
       [](Case& c) {  // recompute_scale_factor=true with size
         c.params.erase("scale_factor");
         c.params["size"] = 3;
@@ -166,6 +212,17 @@ std::vector<Mutation> mutations() {
 void features(const Case& c, std::set<std::string>& f) {
   const InterpParams p = parse_interpolate(c);
   f.insert(std::string(interp_mode_name(p.mode)) + " " + std::to_string(p.axes.size()) + "-D");
+  if (p.antialias) {
+    f.insert(std::string("antialias ") + interp_mode_name(p.mode));
+    for (const InterpAxis& a : p.axes) {
+      const double s = interp_area_scale(a, false);
+      if (s >= 8) f.insert("antialias downscale of 8 or more");
+      else if (s > 1 && s < 1.25) f.insert("antialias scale just above 1");
+      if (s < 1) f.insert("antialias upscale");
+      // The support reaches past an edge: the weights kept are renormalised.
+      if (a.in > 1 && interp_antialias_support(p.mode, s) * 2 >= double(a.in)) f.insert("antialias support cut at both edges");
+    }
+  }
   if (p.N == 0) f.insert("N=0");
   const json& ac = c.params.value("align_corners", json());
   if (!ac.is_null()) f.insert(ac.get<bool>() ? "align_corners=true" : "align_corners=false");
