@@ -110,6 +110,7 @@ constexpr int kOrderTorchvision = 10;  // torchvision, -f32, -f16, -bf16
 constexpr int kOrderHalide = 20;       // halide-cpu, -cuda, -opencl
 constexpr int kOrderOnnxruntime = 30;  // onnxruntime, onnxruntime-f32
 constexpr int kOrderOpencv = 32;
+constexpr int kOrderPillow = 34;      // pillow
 constexpr int kOrderTorchCuda = 40;    // torchvision-cuda-f32, -f16
 std::vector<BackendFactory> registered_backend_factories();  // in order (lowest first)
 

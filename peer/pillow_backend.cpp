@@ -1,0 +1,110 @@
+#include "peer/pillow_backend.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include "core/params.h"
+#include "external/exec_backend.h"
+
+#ifndef OPLAB_PYTHON
+#define OPLAB_PYTHON "/usr/bin/python3"
+#endif
+#ifndef OPLAB_PILLOW_SCRIPT
+#define OPLAB_PILLOW_SCRIPT "pillow_bridge.py"
+#endif
+
+namespace oplab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_or(const char* var, const std::string& fallback) {
+  const char* v = std::getenv(var);
+  return (v && *v) ? std::string(v) : fallback;
+}
+
+// OPLAB_PILLOW_SCRIPT, else the copy an install put under PREFIX/share/oplab, else the source
+// tree's.
+std::string script_path() {
+  if (const char* v = std::getenv("OPLAB_PILLOW_SCRIPT"); v && *v) return v;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "oplab" / "pillow_bridge.py";
+    if (fs::exists(installed, ec)) return installed.string();
+  }
+  return OPLAB_PILLOW_SCRIPT;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// What Pillow's Image.resize cannot be asked (SPEC §16), known from the case alone.
+std::optional<std::string> why_unsupported(const Case& c) {
+  if (c.op != "interpolate") return "the pillow peer has only interpolate (Image.resize), not " + c.op;
+  const InterpParams p = parse_interpolate(c);
+  if (p.axes.size() != 2) return std::string("Pillow resizes 2-D images only, not 1-D or 3-D input");
+  if (p.align_corners) return std::string("Image.resize has no align_corners (its grid is half-pixel)");
+  if (p.mode == InterpMode::Nearest)
+    return std::string("Pillow's NEAREST reads int((dst + 0.5) * in/out), nearest-exact's rule, not nearest's floor(dst * scale)");
+  if (p.N * p.C > 4096) return std::string("the pillow bridge resizes one plane at a time: at most 4096 planes");
+  return std::nullopt;
+}
+
+class PillowBackend : public Backend {
+ public:
+  std::string name() const override { return "pillow"; }
+  std::string description() const override {
+    return "Pillow Image.resize on mode F (float32) images, one [H, W] plane at a time, via a Python bridge (" +
+           python() + "); BILINEAR, BICUBIC (antialiased, a = -0.5), NEAREST, BOX; forward only";
+  }
+  std::optional<std::string> unavailable_reason() const override { return inner().unavailable_reason(); }
+  std::optional<std::string> unsupported_reason(const Case& c) const override { return why_unsupported(c); }
+  DType dtype(const std::string&) const override { return DType::Float32; }
+  bool computes_grads(const std::string&) const override { return false; }
+  bool out_of_process() const override { return true; }
+  const std::vector<Divergence>& divergences() const override { return pillow_divergences(); }
+  Result run(const Case& c, const ValidParams& vp) override {
+    if (auto why = why_unsupported(c)) throw Unsupported("pillow: " + *why);
+    Result r = inner().run(c, vp);
+    r.backend = name();
+    return r;
+  }
+
+ private:
+  static std::string python() { return env_or("OPLAB_PYTHON", OPLAB_PYTHON); }
+
+  Backend& inner() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!inner_) {
+      ExecSpec s;
+      s.name = "pillow";
+      s.command = "exec " + quoted(python()) + " -u " + quoted(script_path()) + " --mode F";
+      std::error_code ec;
+      s.log = (fs::temp_directory_path(ec) / ("oplab-pillow-" + std::to_string(getpid()) + ".stderr.log")).string();
+      s.timeout_s = 60;  // a large plane stack through JSON takes a while
+      inner_ = make_exec_backend(s);
+    }
+    return *inner_;
+  }
+
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<Backend> inner_;
+};
+
+std::unique_ptr<Backend> make() { return make_pillow_backend(); }
+const BackendRegistrar kPillow(kOrderPillow, make);
+
+}  // namespace
+
+std::unique_ptr<Backend> make_pillow_backend() { return std::make_unique<PillowBackend>(); }
+
+}  // namespace oplab
