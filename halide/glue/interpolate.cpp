@@ -15,6 +15,7 @@
 
 #include "core/params.h"
 #include "halide/generators/interpolate_paths.h"
+#include "halide/glue/interpolate_antialias.h"
 #include "halide/glue/interpolate_plan.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
@@ -334,6 +335,7 @@ struct Prepared {
 };
 
 Result run_interpolate(const Case& c, const ValidParams& vp, HalideDevice device) {
+  if (vp.as<InterpParams>().antialias) return run_interpolate_antialias(c, vp.as<InterpParams>(), device);
   Prepared e(c, vp.as<InterpParams>(), device, c.grad_output.has_value());
   e.forward();
   e.fetch(e.out_b);
@@ -348,6 +350,7 @@ Result run_interpolate(const Case& c, const ValidParams& vp, HalideDevice device
 }
 
 std::function<void()> prepare(const Case& c, const ValidParams& vp, HalideDevice device, bool backward) {
+  if (vp.as<InterpParams>().antialias) return prepare_interpolate_antialias(c, vp.as<InterpParams>(), device, backward);
   auto e = std::make_shared<Prepared>(c, vp.as<InterpParams>(), device, backward);
   if (backward)
     return [e] {
@@ -360,11 +363,8 @@ std::function<void()> prepare(const Case& c, const ValidParams& vp, HalideDevice
   };
 }
 
-// Every mode and rank of SPEC §6 has kernels.
-std::optional<std::string> unsupported(const Case& c) {
-  if (c.params.value("antialias", json(false)) == json(true)) return std::string("no Halide antialias kernel yet");
-  return std::nullopt;
-}
+// Every mode and rank of SPEC §6 and antialias (§16) has kernels.
+std::optional<std::string> unsupported(const Case&) { return std::nullopt; }
 
 const HalideOpRegistrar registrar({"interpolate", run_interpolate, unsupported, prepare});
 
