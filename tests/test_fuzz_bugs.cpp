@@ -73,7 +73,9 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
 }
 
 // The campaign takes the ops round robin (nine ops), so a bug of one op is met later as ops
-// are added: interpolate's size-1 bug is its 63rd case, the 563rd case of the campaign.
+// are added: interpolate's size-1 bug is its 72nd case, the 644th case of the campaign (the
+// 63rd became antialiased when antialias arrived, fuzz/ops/interpolate.cpp), and shrinks to a
+// trilinear 2 -> 1 on one axis.
 // Nearest's float32 index is drawn on purpose (fuzz/ops/interpolate_nearest.h): its bug falls
 // at the 23rd interpolate case (203rd) and shrinks to nearest 2 -> 82. The two float32 bugs are
 // caught by the flip rule (compare/flip_rule.h): half-to-even rounding at the 3rd roi_pool case
@@ -90,16 +92,21 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
 // float32 rule as kernels that form their geometry in float32 (SPEC §15), forward only: a roi_align
 // summing each bin in float16, caught at the first roi_align case (3rd; by linearity there, by
 // the differential alone at its 5th), shrunk to a 1x2 map; interpolate bilinear with bfloat16
-// weights at its 15th case (131st), the second bilinear 2-D one, shrunk to one pixel 1 -> 3
-// (lambda 1/3); grid_sample with a float16 unnormalise at its 20th (179th), the second bilinear
+// weights at its 31st case (275th), shrunk to two pixels 2 -> 1 at a scale factor a hair above
+// 1/2 (its earlier catches became antialias cases, which it declines); grid_sample with a float16 unnormalise at its 20th (179th), the second bilinear
 // 2-D zeros-padded one, shrunk to one pixel read at g = 3.1e-5 (g + 1 rounds to 1 in half).
+// The three antialias bugs (SPEC §16) at the first antialias cases that show each: the support
+// not scaled at the 15th interpolate case (131st), shrunk to 8 -> 4 (the generator's downscales
+// start at 8 pixels); the border weights not renormalised at the same case, shrunk to one pixel
+// 1 -> 2 (the upscale's second output cuts half its filter); bicubic with a = -0.75 at the 25th
+// (221st), shrunk to 2 -> 3.
 // The counts are those observed with seed 1; a generator that finds a bug later than
 // stated fails here, one that finds it sooner passes.
 INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
                          ::testing::Values(SeededBug{"bug-roialign-count0-nan", "roi_align", 147},
                                            SeededBug{"bug-roialign-aligned-clamp-bwd", "roi_align", 3},
                                            SeededBug{"bug-bilinear-neg-band", "roi_align", 3},
-                                           SeededBug{"bug-interp-size1-scale0", "interpolate", 563},
+                                           SeededBug{"bug-interp-size1-scale0", "interpolate", 644},
                                            SeededBug{"bug-drp-swapped-offsets", "deform_roi_pool", 67},
                                            SeededBug{"bug-interp-nearest-double", "interpolate", 203},
                                            SeededBug{"bug-roialign-end-cutoff", "roi_align", 444},
@@ -111,8 +118,11 @@ INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
                                            SeededBug{"bug-grid-bicubic-pad-coordinate", "grid_sample", 188, 4},
                                            SeededBug{"bug-grid-nearest-half-away", "grid_sample", 62},
                                            SeededBug{"bug-roialign-f16-accumulate", "roi_align", 3},
-                                           SeededBug{"bug-interp-bf16-weights", "interpolate", 131, 1},
-                                           SeededBug{"bug-grid-f16-unnormalize", "grid_sample", 179, 1}),
+                                           SeededBug{"bug-interp-bf16-weights", "interpolate", 275, 2},
+                                           SeededBug{"bug-grid-f16-unnormalize", "grid_sample", 179, 1},
+                                           SeededBug{"bug-aa-support-unscaled", "interpolate", 131, 8},
+                                           SeededBug{"bug-aa-border-unnormalised", "interpolate", 131, 1},
+                                           SeededBug{"bug-aa-bicubic-a075", "interpolate", 221, 2}),
                          [](const auto& info) {
                            std::string s = info.param.backend;
                            std::replace(s.begin(), s.end(), '-', '_');

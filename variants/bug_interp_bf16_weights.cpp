@@ -114,6 +114,7 @@ class BugInterpBf16Weights : public Backend {
     const InterpParams p = parse_interpolate(c);
     if (p.mode != InterpMode::Bilinear || p.axes.size() != 2)
       return std::string("bilinear 2-D only, not ") + interp_mode_name(p.mode);
+    if (p.antialias) return std::string("plain bilinear only, not antialias (SPEC §16)");
     return std::nullopt;
   }
   Result run(const Case& c, const ValidParams& vp) override {

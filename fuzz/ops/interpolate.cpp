@@ -97,9 +97,6 @@ Case antialias_case(const std::string& mode) {
 
 rc::Gen<Case> gen() {
   return rc::gen::exec([] {
-    // One case in four of the 2-D linear and cubic modes is antialiased.
-    const std::string aa_mode = pick_one<std::string>({{6, ""}, {1, "bilinear"}, {1, "bicubic"}});
-    if (!aa_mode.empty()) return antialias_case(aa_mode);
     Case c;
     c.op = "interpolate";
     const int nd = pick_one<int>({{3, 2}, {2, 1}, {1, 3}});
@@ -157,6 +154,12 @@ rc::Gen<Case> gen() {
                                                     : pick_of<json>({json(nullptr), json(false), json(true)});
     }
     c.inputs["input"] = pick_tensor(shape);
+    // Two 2-D bilinear or bicubic cases in three are antialiased, drawn afresh (SPEC §16). The
+    // choice is the last pick, so every other case is the one the same seed always drew (the
+    // seeded bugs' stated catch counts, tests/test_fuzz_bugs.cpp), and shrinking an antialias
+    // case tries the plain one first.
+    if (nd == 2 && (mode == "bilinear" || mode == "bicubic") && pick_one<int>({{1, 0}, {2, 1}}) == 1)
+      return antialias_case(mode);
     // The output shape comes from the op description (validation computes it).
     return c;
   });
