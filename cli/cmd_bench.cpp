@@ -19,6 +19,7 @@
 #include "halide/halide_backend.h"
 #include "peer/onnxruntime_backend.h"
 #include "peer/opencv_backend.h"
+#include "peer/pillow_backend.h"
 #include "peer/torchvision_backend.h"
 
 namespace oplab::cli {
@@ -99,7 +100,8 @@ bench::PeerSide torchvision_side(const json& request, bool backward, const Optio
 }
 
 // The other live peers, on the CPU forward with the same thread count: onnxruntime (its own
-// bridge process, session built once) and opencv (cv::resize in this process).
+// bridge process, session built once), opencv (cv::resize in this process) and pillow
+// (Image.resize in its own bridge process, the planes made images once).
 std::vector<bench::PeerSide> other_cpu_peers(const Case& c, const Options& opt) {
   return {{"onnxruntime", [&c, &opt] {
              OnnxruntimeBench b = start_onnxruntime_bench(c, opt.threads);
@@ -107,6 +109,11 @@ std::vector<bench::PeerSide> other_cpu_peers(const Case& c, const Options& opt) 
            }},
           {"opencv", [&c, &opt] {
              std::function<double()> run = start_opencv_bench(c, opt.threads);
+             const double probe = run();
+             return bench::StartedPeer{run, probe};
+           }},
+          {"pillow", [&c, &opt] {
+             std::function<double()> run = start_pillow_bench(c, opt.threads);
              const double probe = run();
              return bench::StartedPeer{run, probe};
            }}};

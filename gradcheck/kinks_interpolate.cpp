@@ -1,4 +1,4 @@
-// Kinks of interpolate (SPEC §6): none. Every mode is a fixed linear map of the input (the
+// Kinks of interpolate (SPEC §6, §16): none. Every mode, antialias too, is a fixed linear map of the input (the
 // taps and weights depend only on sizes, scales and align_corners, none differentiable), so
 // finite differences in the input meet no kink and the adjoint identity holds exactly. The
 // nearest indices are kinks of nothing differentiable: they move only with sizes and scales.

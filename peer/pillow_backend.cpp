@@ -7,6 +7,9 @@
 #include <mutex>
 #include <string>
 
+#include "core/case_io.h"
+#include "core/line_child.h"
+#include "core/op_desc.h"
 #include "core/params.h"
 #include "external/exec_backend.h"
 
@@ -106,5 +109,34 @@ const BackendRegistrar kPillow(kOrderPillow, make);
 }  // namespace
 
 std::unique_ptr<Backend> make_pillow_backend() { return std::make_unique<PillowBackend>(); }
+
+std::function<double()> start_pillow_bench(const Case& c, int threads) {
+  PillowBackend b;
+  if (auto why = b.unavailable_reason()) throw BackendUnavailable("pillow: " + *why);
+  validate_case(c);
+  if (auto why = why_unsupported(c)) throw Unsupported("pillow: " + *why);
+  // Timed only where Image.resize computes the case's own function (no divergence that changes
+  // it): not plain bicubic, not plain bilinear shrinking, not area on a non-integer ratio.
+  const InterpParams p = parse_interpolate(c);
+  bool shrinks = false, integer_bins = true;
+  for (const InterpAxis& a : p.axes) shrinks |= a.out < a.in, integer_bins &= a.in % a.out == 0;
+  if (!p.antialias && (p.mode == InterpMode::Bicubic || (p.mode == InterpMode::Bilinear && shrinks)))
+    throw Unsupported("pillow: BILINEAR and BICUBIC are the antialias filters, another function than this case's");
+  if (p.mode == InterpMode::Area && !integer_bins) throw Unsupported("pillow: BOX is area only on integer ratios");
+  LineChildOptions o;
+  o.argv = {env_or("OPLAB_PYTHON", OPLAB_PYTHON), "-u", script_path(), "--mode", "F", "--bench"};
+  o.stderr_path = "/dev/null";
+  auto bridge = std::make_shared<LineChild>(std::move(o));
+  auto request = [bridge](const json& req) {
+    const std::string reply = bridge->request(req.dump(), 600);  // a hung bridge is killed, not waited on
+    const json j = json::parse(reply, nullptr, false);
+    if (!j.is_object() || j.contains("error") || !j.contains("ms") || j["ms"].empty())
+      throw std::runtime_error("pillow: the bench bridge answered: " + reply.substr(0, 160));
+    return j["ms"].front().get<double>();
+  };
+  // The case (its planes) goes once, with one warm-up; later requests time the kept planes.
+  (void)request(json{{"case", case_to_json(c)}, {"repeats", 1}, {"warmup", 1}, {"threads", threads}});
+  return [request] { return request(json{{"repeats", 1}, {"warmup", 0}}); };
+}
 
 }  // namespace oplab

@@ -8,6 +8,8 @@ The mapping (SPEC §16): bilinear -> BILINEAR, bicubic -> BICUBIC (both antialia
 Pillow, whatever the case's antialias says), nearest-exact -> NEAREST, area -> BOX. The C++
 side declines what has no mapping before the bridge sees it and names every difference.
 
+With `--bench` it times Image.resize instead (bench(); `oplab bench` starts it so).
+
 Kept deliberately thin: the peer is the oracle, so this file only translates JSON to the
 library call and back and never reimplements or patches an op.
 """
@@ -19,6 +21,8 @@ import warnings
 
 warnings.simplefilter("ignore")  # stderr belongs to the calling program
 
+# `--bench`: each line is a timing request (bench()), not a case.
+BENCH_MODE = "--bench" in sys.argv[1:]
 MODE = "F"
 if "--mode" in sys.argv[1:-1]:
     MODE = sys.argv[sys.argv.index("--mode") + 1]
@@ -101,6 +105,50 @@ def output_size(p, spatial):
     return [int(math.floor(spatial[k] * float(sf[k]))) for k in range(2)]
 
 
+BENCH_KEPT = {}  # the planes and resize call of the last bench request that carried a case
+
+
+def bench(req):
+    """Times Image.resize on every plane of a case: the planes become images once (kept while
+    requests without a case follow), then `warmup` untimed and `repeats` timed runs. With
+    `threads` > 1 the planes are split among that many threads (Pillow releases the GIL while
+    it resamples), as a data loader's workers would share them."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    if "case" in req:
+        case = req["case"]
+        p = case.get("params") or {}
+        x = plane_stack(case["inputs"]["input"])
+        out_h, out_w = output_size(p, x.shape[2:])
+        images = [Image.fromarray(np.ascontiguousarray(x[i, j], dtype=np.float32), mode="F")
+                  for i in range(x.shape[0]) for j in range(x.shape[1])]
+        threads = max(1, int(req.get("threads", 1)))
+        pool = ThreadPoolExecutor(threads) if threads > 1 else None
+        BENCH_KEPT.clear()
+        BENCH_KEPT.update(images=images, size=(out_w, out_h), resample=resample_filter(p), pool=pool)
+    if not BENCH_KEPT:
+        return {"error": "no bench images: the first request carries a case", "kind": "failed"}
+    images, size, resample, pool = BENCH_KEPT["images"], BENCH_KEPT["size"], BENCH_KEPT["resample"], BENCH_KEPT["pool"]
+
+    def one(im):
+        return im.resize(size, resample=resample)
+
+    def run():
+        if pool is None:
+            for im in images:
+                one(im)
+        else:
+            list(pool.map(one, images))
+
+    times = []
+    for i in range(int(req.get("warmup", 0)) + int(req.get("repeats", 1))):
+        t0 = time.perf_counter()
+        run()
+        if i >= int(req.get("warmup", 0)):
+            times.append((time.perf_counter() - t0) * 1e3)
+    return {"ms": times}
+
+
 def answer(line):
     try:
         request = json.loads(line)
@@ -117,6 +165,8 @@ def answer(line):
     if IMPORT_ERROR is not None:
         return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
     try:
+        if BENCH_MODE:
+            return bench(request)
         return evaluate(request)
     except Unsupported as e:
         return {"error": one_line(e), "kind": "unsupported"}

@@ -9,9 +9,12 @@
 // map whose tables list, for each input position, the outputs that read it (consecutive ones)
 // and their weights. The glue transposes the tables and calls this kernel on grad_output.
 //
-// Buffers are (x, y, plane): W innermost, every N*C plane resampled alike. The W pass runs
-// first into a per-plane buffer of H rows of the output's width; the H pass then reads whole
-// rows of it (a scalar weight per row, dense vectors along x).
+// Buffers are (x, y, plane): W innermost, every N*C plane resampled alike. The H pass runs
+// first, one output row at a time: its weights are scalars per row and its reads dense vectors
+// along x. The W pass then gathers from that row, which is in cache. Measured on this machine
+// (bench, 2 threads): the other order (a W pass over every input row, gathers from memory, then
+// H) took 24.7 ms on [8, 256, 64, 64] x0.5 bilinear against ONNX Runtime's 12.2 ms; on a
+// downscale H first also does s times fewer gathers.
 #include "Halide.h"
 
 using namespace Halide;
@@ -28,44 +31,44 @@ class InterpolateAntialias : public Generator<InterpolateAntialias> {
   Output<Buffer<float>> output{"output", 3};
 
   Var x{"x"}, y{"y"}, p{"p"};
-  Func rows{"rows"};
-  RDom rx, ry;  // the taps of a W and of an H position
+  Func cols{"cols"};  // the H pass: (input x, output y, plane)
+  RDom rx, ry;        // the taps of a W and of an H position
 
   void generate() {
     Expr W = input.dim(0).extent(), H = input.dim(1).extent();
     rx = RDom(0, x_weight.dim(1).extent(), "rx");
     ry = RDom(0, y_weight.dim(1).extent(), "ry");
-    // The W pass: every input row resampled to the output's width. The index is clamped only to
-    // give Halide its bounds; the glue's tables are in range.
-    rows(x, y, p) = 0.0f;
+    // Indices are clamped only to give Halide its bounds; the glue's tables are in range.
     Expr ix = x_index(x, rx), iy = y_index(y, ry);
-    rows(x, y, p) += select(ix >= 0, x_weight(x, rx) * input(clamp(ix, 0, W - 1), y, p), 0.0f);
-    // The H pass over those rows, into the output.
+    cols(x, y, p) = 0.0f;
+    cols(x, y, p) += select(iy >= 0, y_weight(y, ry) * input(x, clamp(iy, 0, H - 1), p), 0.0f);
     output(x, y, p) = 0.0f;
-    output(x, y, p) += select(iy >= 0, y_weight(y, ry) * rows(x, clamp(iy, 0, H - 1), p), 0.0f);
+    output(x, y, p) += select(ix >= 0, x_weight(x, rx) * cols(clamp(ix, 0, W - 1), y, p), 0.0f);
   }
 
   void schedule() {
     if (get_target().has_gpu_feature()) {
       // One thread per element of each pass, its taps in a loop; planes are the third block
-      // dimension. The rows buffer lives in device memory between the two kernels.
+      // dimension. The H pass's rows live in device memory between the two kernels.
       Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
-      rows.compute_root();
-      for (Func f : {rows, Func(output)}) {
+      cols.compute_root();
+      for (Func f : {cols, Func(output)}) {
         f.gpu_tile(x, y, xo, yo, xi, yi, 32, 8, TailStrategy::GuardWithIf).gpu_blocks(p);
         f.update().gpu_tile(x, y, xo, yo, xi, yi, 32, 8, TailStrategy::GuardWithIf).gpu_blocks(p);
       }
       return;
     }
     const int vec = get_target().natural_vector_size<float>();
-    // Planes in parallel and, inside a plane, rows in parallel (one plane of a large image
-    // still uses every core). The rows buffer of a plane (H x out width) is computed per plane.
-    // Taps outer, x inner in both passes: a tap's weights and indices are dense vectors along
-    // x (the W pass then reads a gather of the input), or one scalar per row (the H pass).
-    output.vectorize(x, vec, TailStrategy::GuardWithIf).parallel(y, 8, TailStrategy::GuardWithIf).parallel(p);
-    output.update().reorder(x, ry, y, p).vectorize(x, vec, TailStrategy::GuardWithIf).parallel(y, 8, TailStrategy::GuardWithIf).parallel(p);
-    rows.compute_at(output, p).vectorize(x, vec, TailStrategy::GuardWithIf).parallel(y, 8, TailStrategy::GuardWithIf);
-    rows.update().reorder(x, rx, y).vectorize(x, vec, TailStrategy::GuardWithIf).parallel(y, 8, TailStrategy::GuardWithIf);
+    // Output rows of every plane in one parallel loop, in tasks of 8 rows (a task per row of a
+    // small feature map costs more than the row); the row the H pass makes is computed in the
+    // task, just before the W pass reads it. Taps outer, x inner: dense vectors of weights.
+    Var yp("yp"), task("task"), row("row");
+    output.fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf).parallel(task)
+        .vectorize(x, vec, TailStrategy::GuardWithIf);
+    output.update().reorder(x, rx, y, p).fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf)
+        .parallel(task).vectorize(x, vec, TailStrategy::GuardWithIf);
+    cols.compute_at(output, row).vectorize(x, vec, TailStrategy::GuardWithIf);
+    cols.update().reorder(x, ry).vectorize(x, vec, TailStrategy::GuardWithIf);
   }
 };
 
