@@ -38,26 +38,34 @@ int cv_flag(InterpMode m) {
 // evaluations, as the torchvision bridge; the benchmark's for timings).
 std::mutex g_cv_mutex;
 
-// Resizes every [H, W] plane of the case's input to the case's output size. cv::resize given
-// an output size ignores fx, fy and takes the scale in/out (its source: inv_scale = dsize/ssize).
-Tensor resize_planes(const Case& c, const InterpParams& p, int threads) {
+// Resizes every [H, W] plane of the case's input to the case's output size, on CV_64F data or
+// (float32) on CV_32F data, the planes a float32 image pipeline hands cv::resize. cv::resize
+// given an output size ignores fx, fy and takes the scale in/out (its source: inv_scale =
+// dsize/ssize).
+Tensor resize_planes(const Case& c, const InterpParams& p, int threads, bool float32) {
   const Tensor& x = c.in("input");
   const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
   Tensor out(p.output_shape());
+  std::vector<float> in32, out32;
+  if (float32) in32.assign(x.data.begin(), x.data.end()), out32.assign(out.data.size(), 0.0f);
   std::lock_guard<std::mutex> lock(g_cv_mutex);
   cv::setNumThreads(threads);
   for (int64_t n = 0; n < p.N * p.C; ++n) {
-    // cv::Mat over the tensor's own memory: no copy in, one copy out.
-    const cv::Mat src(int(H), int(W), CV_64F, const_cast<double*>(x.data.data() + n * H * W));
-    cv::Mat dst(int(Ho), int(Wo), CV_64F, out.data.data() + n * Ho * Wo);
+    // cv::Mat over the tensor's own memory (or its float32 copy): no copy in, one copy out.
+    void* in_plane = float32 ? static_cast<void*>(in32.data() + n * H * W) : const_cast<double*>(x.data.data() + n * H * W);
+    void* out_plane = float32 ? static_cast<void*>(out32.data() + n * Ho * Wo) : static_cast<void*>(out.data.data() + n * Ho * Wo);
+    const int type = float32 ? CV_32F : CV_64F;
+    const cv::Mat src(int(H), int(W), type, in_plane);
+    cv::Mat dst(int(Ho), int(Wo), type, out_plane);
     try {
       cv::resize(src, dst, cv::Size(int(Wo), int(Ho)), 0, 0, cv_flag(p.mode));
     } catch (const cv::Exception& e) {
       throw std::runtime_error("opencv: cv::resize raised: " + e.err);
     }
-    if (dst.data != reinterpret_cast<uchar*>(out.data.data() + n * Ho * Wo))
+    if (dst.data != static_cast<uchar*>(out_plane))
       throw std::runtime_error("opencv: cv::resize reallocated its output");  // a size we did not ask for
   }
+  if (float32) out.data.assign(out32.begin(), out32.end());
   return out;
 }
 
@@ -104,12 +112,16 @@ std::optional<std::string> why_unsupported(const Case& c) {
 
 class OpencvBackend : public Backend {
  public:
-  std::string name() const override { return "opencv"; }
+  // float32: `opencv-f32`, cv::resize on CV_32F planes (opt-in, judged at its own precision);
+  // else `opencv`, on CV_64F planes, the semantic baseline.
+  explicit OpencvBackend(bool float32 = false) : float32_(float32) {}
+  std::string name() const override { return float32_ ? "opencv-f32" : "opencv"; }
   std::string description() const override {
-    return "OpenCV " + opencv_version().value_or("(not built)") +
-           " cv::resize, 2-D interpolate per [H, W] plane on CV_64F data (weights and coordinates in float32), "
-           "one thread, forward only";
+    return "OpenCV " + opencv_version().value_or("(not built)") + " cv::resize, 2-D interpolate per [H, W] plane on " +
+           (float32_ ? "CV_32F data (the float32 pipeline users run)" : "CV_64F data (weights and coordinates in float32)") +
+           ", one thread, forward only";
   }
+  bool opt_in() const override { return float32_; }
   std::optional<std::string> unavailable_reason() const override {
 #ifdef OPLAB_HAVE_OPENCV
     return std::nullopt;
@@ -130,20 +142,25 @@ class OpencvBackend : public Backend {
     Result r;
     r.op = c.op;
     r.backend = name();
-    r.outputs["output"] = resize_planes(c, p, 1);
+    r.outputs["output"] = resize_planes(c, p, 1, float32_);
     return r;
 #else
     throw BackendUnavailable("opencv: " + *unavailable_reason());
 #endif
   }
+
+ private:
+  bool float32_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_opencv_backend() { return std::make_unique<OpencvBackend>(); }
+std::unique_ptr<Backend> make_opencv_backend(bool float32) { return std::make_unique<OpencvBackend>(float32); }
 
 namespace {
-const BackendRegistrar kRegistrar(kOrderOpencv, make_opencv_backend);
+std::unique_ptr<Backend> make_f64() { return make_opencv_backend(false); }
+std::unique_ptr<Backend> make_f32() { return make_opencv_backend(true); }
+const BackendRegistrar kRegistrar(kOrderOpencv, make_f64), kF32(kOrderOpencv + 1, make_f32);
 }  // namespace
 
 std::optional<std::string> opencv_version() {

@@ -13,7 +13,8 @@
 
 namespace oplab {
 
-std::unique_ptr<Backend> make_opencv_backend();
+// float32: `opencv-f32` (CV_32F planes); else `opencv` (CV_64F planes).
+std::unique_ptr<Backend> make_opencv_backend(bool float32 = false);
 
 // OpenCV's version ("4.6.0"), or nullopt when this binary was built without it.
 std::optional<std::string> opencv_version();

@@ -174,6 +174,28 @@ TEST_F(PeerOnnxruntime, SameShapeIsCopied) {
   proves("ort-resize-same-shape-copy", c, 0.1, 1e-6);
 }
 
+TEST_F(PeerOnnxruntime, AntialiasCutsAndRenormalisesAtTheEdges) {
+  // Resize antialias=1, exclude_outside=1, half_pixel (the bridge's mapping of SPEC §16): 8 -> 2
+  // bilinear of an impulse at 3 gives 0.625 / 3.5 and 0.375 / 3.5
+  // (tests/test_ref_interpolate_antialias.cpp); bicubic takes a = -0.5 (2 -> 4 on [0, 1]:
+  // -0.0703125 / 0.796875 at output 0).
+  const Tensor a = out(ort(), interp({1, 1, 1, 8}, {0, 0, 0, 1, 0, 0, 0, 0},
+                                     {{"mode", "bilinear"}, {"antialias", true}, {"size", {1, 2}}}));
+  EXPECT_NEAR(a.data[0], 0.625 / 3.5, 1e-7);
+  EXPECT_NEAR(a.data[1], 0.375 / 3.5, 1e-7);
+  const Tensor b = out(ort(), interp({1, 1, 1, 2}, {0, 1}, {{"mode", "bicubic"}, {"antialias", true}, {"size", {1, 4}}}));
+  EXPECT_NEAR(b.data[0], -0.0703125 / 0.796875, 1e-7);
+}
+
+TEST_F(PeerOnnxruntime, AntialiasCopiesAnAxisOfTheSameSize) {
+  // [1, 1, 1, 6] at scale factors [4, 1.03]: the width keeps its size and ORT copies it; SPEC
+  // filters it at scale 1/1.03 (the impulse at 3 spreads to its neighbours).
+  const Case c = interp({1, 1, 1, 6}, {0, 0, 0, 1, 0, 0},
+                        {{"mode", "bilinear"}, {"antialias", true}, {"scale_factor", {4.0, 1.03}}});
+  EXPECT_EQ(out(ort(), c).data[3], 1.0);
+  proves("ort-resize-antialias-same-size-axis-copy", c, 0.05, 1e-6);
+}
+
 TEST_F(PeerOnnxruntime, FloatScaleThatChangesTheSizeIsRefused) {
   // 10 * 0.299999999 = 2.99999999 -> 2 in double, but float32(0.299999999) = 0.3000000119 -> 3.
   const Case c = interp({1, 1, 10}, std::vector<double>(10, 1.0),

@@ -58,6 +58,26 @@ TEST_F(PeerOpencv, BilinearRampUpscaleMatchesHandDerivation) {
   EXPECT_LT(max_diff(got, out(*ref, c)), 1e-6);
 }
 
+TEST_F(PeerOpencv, Float32PlanesAreOptInAndAgree) {
+  // opencv-f32: the same ramp on CV_32F planes, judged at float32 (opt-in like the other
+  // float32 peers).
+  std::unique_ptr<Backend> f32 = make_opencv_backend(true);
+  REQUIRE_OPENCV(*f32);
+  EXPECT_EQ(f32->name(), "opencv-f32");
+  EXPECT_TRUE(f32->opt_in());
+  EXPECT_EQ(f32->dtype("interpolate"), DType::Float32);
+  const Case c = interp({1, 1, 1, 4}, {0, 1, 2, 3}, {{"mode", "bilinear"}, {"size", {1, 8}}});
+  const std::vector<double> want{0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3};
+  const Tensor got = out(*f32, c);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.data[i], want[i], 1e-6) << i;
+}
+
+TEST_F(PeerOpencv, DeclinesAntialias) {
+  REQUIRE_OPENCV(*cv);
+  EXPECT_THROW(evaluate(*cv, interp({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, {{"mode", "bilinear"}, {"antialias", true}, {"size", {1, 2}}})),
+               Unsupported);
+}
+
 TEST_F(PeerOpencv, NearestIntegerUpscaleAndAreaIntegerShrinkAgree) {
   REQUIRE_OPENCV(*cv);
   // 2 -> 4 nearest repeats each pixel twice; 4 -> 2 area averages pairs: (1+2)/2, (3+4)/2.
