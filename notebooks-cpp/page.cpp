@@ -1,5 +1,6 @@
 #include "notebooks-cpp/page.h"
 
+#include <algorithm>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +198,35 @@ void Page::heatmap(const std::string& fig, const PlotOptions& opt, const std::ve
      << " using 1:2:4 with labels font 'sans,9' notitle\n";
   run_gnuplot(fig, gp.str());
   add_figure(fig, opt.title.empty() ? fig : opt.title);
+}
+
+void Page::pictures(const std::string& fig, const std::string& caption, const std::vector<Picture>& panels, int per_row,
+                    double lo, double hi, int panel_px) {
+  const int n = int(panels.size()), cols = std::max(1, std::min(per_row, n)), rows = (n + cols - 1) / cols;
+  std::ostringstream gp;
+  gp << "set terminal svg size " << cols * panel_px << "," << rows * (panel_px + 24)
+     << " noenhanced font 'sans,11' background rgb 'white'\n";
+  gp << "set output " << quoted(fig + ".svg") << "\n";
+  gp << "set palette gray\nunset colorbox\nset size ratio -1\nunset xtics\nunset ytics\nunset border\n";
+  gp << "set cbrange [" << datum(lo) << ":" << datum(hi) << "]\n";
+  gp << "set multiplot layout " << rows << "," << cols << "\n";
+  for (int i = 0; i < n; ++i) {
+    // One matrix file per panel. gnuplot draws a matrix's first row at the bottom, so the rows
+    // are written last to first and the picture stands upright.
+    const std::string dat = fig + "_" + std::to_string(i) + ".dat";
+    std::ostringstream data;
+    const auto& px = panels[size_t(i)].pixels;
+    for (size_t r = px.size(); r-- > 0;) {
+      for (size_t c = 0; c < px[r].size(); ++c) data << (c ? " " : "") << datum(std::clamp(px[r][c], lo, hi));
+      data << "\n";
+    }
+    write_file((fs::path(dir_) / dat).string(), data.str());
+    gp << "set title " << quoted(panels[size_t(i)].title) << "\n";
+    gp << "plot " << quoted(dat) << " matrix with image notitle\n";
+  }
+  gp << "unset multiplot\n";
+  run_gnuplot(fig, gp.str());
+  add_figure(fig, caption);
 }
 
 void Page::bar_plot(const std::string& fig, const PlotOptions& opt, const std::vector<std::string>& categories,

@@ -60,6 +60,15 @@ class Page {
   void bar_plot(const std::string& fig, const PlotOptions& opt, const std::vector<std::string>& categories,
                 const std::vector<std::string>& series_names, const std::vector<std::vector<double>>& values);
 
+  // Grey-level pictures side by side, `per_row` to a row: each panel a [rows][cols] raster drawn
+  // top row first, values clipped to [lo, hi] (black to white). Embedded in the SVG as images.
+  struct Picture {
+    std::string title;
+    std::vector<std::vector<double>> pixels;
+  };
+  void pictures(const std::string& fig, const std::string& caption, const std::vector<Picture>& panels, int per_row,
+                double lo, double hi, int panel_px = 220);
+
   // Writes page.md and page.json. Throws if the answer is missing.
   void write() const;
 
