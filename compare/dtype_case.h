@@ -13,6 +13,12 @@ namespace oplab::compare {
 // True when the backend is held to the per-element bound of SPEC §9 (any dtype but float64).
 bool judged_by_bound(const Backend& b, const std::string& op);
 
+// The 8-bit image a uint8 kernel is sent for an input tensor (SPEC §16): kept where every value
+// already is an integer in [0, 255] (a case of real pixels); else each value v becomes
+// round_half_up(127.5 + 63.75 v) clipped to [0, 255] -- the fuzz values, mostly in (-2, 2),
+// spread over the pixel range (rounded as they are they would be 0, 1 and 2).
+Tensor quantised_pixels(const Tensor& t);
+
 // Every floating value of the case's inputs and grad_output rounded to t (round to nearest
 // even, straight from double); index columns kept.
 Case dtype_rounded_case(const Case& c, DType t);

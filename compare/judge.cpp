@@ -6,6 +6,7 @@
 #include "compare/dtype_case.h"
 #include "compare/float_divergence.h"
 #include "compare/tolerance.h"
+#include "compare/uint8_compare.h"
 
 namespace oplab::compare {
 
@@ -96,6 +97,14 @@ Judgement judge(Backend& subject, Backend& against, const Case& c, const Evaluat
     Judgement j;
     j.verdict = Verdict::Skipped;
     j.detail = "the subject is its own oracle";
+    return j;
+  }
+  // 8-bit pixels (SPEC §16): the uint8 rule against the double side.
+  if (subject.dtype(c.op) == DType::UInt8) return judge_uint8(subject, against, c, eval);
+  if (against.dtype(c.op) == DType::UInt8) {
+    Judgement j;
+    j.verdict = Verdict::Skipped;
+    j.detail = "a uint8 backend is no oracle";
     return j;
   }
   const bool sf = judged_by_bound(subject, c.op), af = judged_by_bound(against, c.op);

@@ -65,12 +65,13 @@ const char* dtype_name(DType t) {
     case DType::Float32: return "float32";
     case DType::Float16: return "float16";
     case DType::BFloat16: return "bfloat16";
+    case DType::UInt8: return "uint8";
   }
   return "?";
 }
 
 std::optional<DType> dtype_from_name(const std::string& name) {
-  for (DType t : {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16})
+  for (DType t : {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16, DType::UInt8})
     if (name == dtype_name(t)) return t;
   return std::nullopt;
 }
@@ -81,6 +82,7 @@ double unit_roundoff(DType t) {
     case DType::Float32: return 0x1p-24;
     case DType::Float16: return 0x1p-11;
     case DType::BFloat16: return 0x1p-8;
+    case DType::UInt8: return 0x1p-9;
   }
   return 0;
 }

@@ -24,13 +24,19 @@ namespace oplab {
 enum class BackendRole { Implementation, StudyVariant, SeededBug };
 const char* backend_role_name(BackendRole r);  // "implementation", "study-variant", "seeded-bug"
 
-// The floating type a backend computes an op in. A backend of dtype T is sent inputs rounded
+// The type a backend computes an op in. A backend of a floating dtype T is sent inputs rounded
 // to T, the reference is evaluated on exactly those values, and its outputs are held to the
 // SPEC §9 bound with T's unit roundoff; float64 backends to double agreement (docs/protocol.md).
-enum class DType { Float64, Float32, Float16, BFloat16 };
-const char* dtype_name(DType t);                                // "float64", "float32", "float16", "bfloat16"
+// UInt8 (SPEC §16): images of 8-bit pixels, the inputs quantised to 0..255
+// (compare/dtype_case.h), the outputs held to the reference rounded half up and clipped, one
+// off only within the kernel's stated fixed-point error (Backend::uint8_error,
+// compare/uint8_compare.h).
+enum class DType { Float64, Float32, Float16, BFloat16, UInt8 };
+const char* dtype_name(DType t);  // "float64", "float32", "float16", "bfloat16", "uint8"
 std::optional<DType> dtype_from_name(const std::string& name);  // nullopt for any other name
-double unit_roundoff(DType t);                                  // 2^-53, 2^-24, 2^-11, 2^-8
+// 2^-53, 2^-24, 2^-11, 2^-8; uint8: 2^-9 (half a step of 1/256, for messages only: the uint8
+// rule counts in pixel steps).
+double unit_roundoff(DType t);
 // float32 for float16 and bfloat16, the type itself otherwise (Backend::accumulation).
 inline DType default_accumulation(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
 
@@ -68,6 +74,10 @@ class Backend {
   // accumulate in float32, as production half kernels do, unless it says otherwise (torch's CPU
   // RoI kernels in float16 add every sample in half). The bound's gamma_n takes this type's u.
   virtual DType accumulation(const std::string& op) const { return default_accumulation(dtype(op)); }
+  // For a uint8 op: how far, in pixel steps, the kernel's own arithmetic (fixed-point weights,
+  // rounded and clipped intermediate images) may move an output from the exact value before it
+  // rounds, on this case (as it is sent). 0: it rounds the exact value half up, as the spec.
+  virtual double uint8_error(const Case&) const { return 0; }
   // False when the backend evaluates only the forward of `op`: cases with grad_output are then
   // sent without it and its gradients are not judged.
   virtual bool computes_grads(const std::string& op) const { return true; }

@@ -38,6 +38,7 @@ double round_to_dtype(double x, DType t) {
     case DType::Float32: return double(float(x));  // the hardware conversion rounds to nearest even
     case DType::Float16: return round_to(x, kHalf);
     case DType::BFloat16: return round_to(x, kBFloat);
+    case DType::UInt8: return std::isnan(x) ? 0.0 : std::clamp(std::floor(x + 0.5), 0.0, 255.0);  // half up, clipped
   }
   return x;
 }
@@ -85,6 +86,7 @@ size_t dtype_size(DType t) {
     case DType::Float32: return 4;
     case DType::Float16:
     case DType::BFloat16: return 2;
+    case DType::UInt8: return 1;
   }
   return 8;
 }
@@ -96,6 +98,7 @@ void encode_dtype(const double* src, int64_t n, DType t, void* dst) {
       case DType::Float32: static_cast<float*>(dst)[i] = float(src[i]); break;
       case DType::Float16: static_cast<uint16_t*>(dst)[i] = double_to_float16_bits(src[i]); break;
       case DType::BFloat16: static_cast<uint16_t*>(dst)[i] = double_to_bfloat16_bits(src[i]); break;
+      case DType::UInt8: static_cast<uint8_t*>(dst)[i] = uint8_t(round_to_dtype(src[i], DType::UInt8)); break;
     }
   }
 }
@@ -107,6 +110,7 @@ void decode_dtype(const void* src, int64_t n, DType t, double* dst) {
       case DType::Float32: dst[i] = double(static_cast<const float*>(src)[i]); break;
       case DType::Float16: dst[i] = float16_bits_to_double(static_cast<const uint16_t*>(src)[i]); break;
       case DType::BFloat16: dst[i] = bfloat16_bits_to_double(static_cast<const uint16_t*>(src)[i]); break;
+      case DType::UInt8: dst[i] = double(static_cast<const uint8_t*>(src)[i]); break;
     }
   }
 }

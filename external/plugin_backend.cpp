@@ -38,6 +38,7 @@ int32_t code_of_dtype(DType t) {
     case DType::Float32: return OPLAB_DTYPE_FLOAT32;
     case DType::Float16: return OPLAB_DTYPE_FLOAT16;
     case DType::BFloat16: return OPLAB_DTYPE_BFLOAT16;
+    case DType::UInt8: break;  // the plugin ABI has no uint8 element type (include/oplab/plugin.h)
   }
   return 0;
 }

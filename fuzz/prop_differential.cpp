@@ -138,6 +138,7 @@ void asks(CheckContext& ctx, std::vector<Ask>& out) {
 Property differential_property() {
   Property p{"differential", "outputs and gradients against the oracle backend, per-backend tolerance", false, any_op, check};
   p.asks = asks;
+  p.holds_for_uint8 = true;
   return p;
 }
 

@@ -58,6 +58,7 @@ void asks(CheckContext& ctx, std::vector<Ask>& out) {
 Property rejects_property() {
   Property p{"rejects", "an invalid case is refused with the same one-line error by every backend", true, any_op, check};
   p.asks = asks;
+  p.holds_for_uint8 = true;
   return p;
 }
 

@@ -189,6 +189,9 @@ struct Property {
   bool invalid_cases = false;  // judges invalid cases (gen_invalid_case) instead of valid ones
   bool (*applies)(const std::string& op) = nullptr;
   CheckResult (*check)(CheckContext& ctx) = nullptr;
+  // Holds for a kernel of 8-bit pixels too (SPEC §16). The algebraic and metamorphic
+  // identities do not: such a kernel rounds and clips every pixel (run_check skips them).
+  bool holds_for_uint8 = false;
   // The evaluations `check` asks on the context's case as far as they are known before it runs
   // (those that depend on an answer, e.g. a divergence's equivalent case, are left out). They
   // are evaluated ahead, one batch per backend (fuzz/prefetch.h); the check then finds them

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -64,14 +66,18 @@ std::optional<std::string> why_unsupported(const Case& c) {
 
 class PillowBackend : public Backend {
  public:
-  std::string name() const override { return "pillow"; }
+  explicit PillowBackend(bool uint8 = false) : uint8_(uint8) {}
+  std::string name() const override { return uint8_ ? "pillow-uint8" : "pillow"; }
   std::string description() const override {
-    return "Pillow Image.resize on mode F (float32) images, one [H, W] plane at a time, via a Python bridge (" +
-           python() + "); BILINEAR, BICUBIC (antialiased, a = -0.5), NEAREST, BOX; forward only";
+    return std::string("Pillow Image.resize on ") + (uint8_ ? "mode L (8-bit)" : "mode F (float32)") +
+           " images, one [H, W] plane at a time, via a Python bridge (" + python() +
+           "); BILINEAR, BICUBIC (antialiased, a = -0.5), NEAREST, BOX; forward only";
   }
+  bool opt_in() const override { return uint8_; }
+  double uint8_error(const Case& c) const override { return uint8_ ? pillow_uint8_error(c) : 0.0; }
   std::optional<std::string> unavailable_reason() const override { return inner().unavailable_reason(); }
   std::optional<std::string> unsupported_reason(const Case& c) const override { return why_unsupported(c); }
-  DType dtype(const std::string&) const override { return DType::Float32; }
+  DType dtype(const std::string&) const override { return uint8_ ? DType::UInt8 : DType::Float32; }
   bool computes_grads(const std::string&) const override { return false; }
   bool out_of_process() const override { return true; }
   const std::vector<Divergence>& divergences() const override { return pillow_divergences(); }
@@ -89,26 +95,93 @@ class PillowBackend : public Backend {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!inner_) {
       ExecSpec s;
-      s.name = "pillow";
-      s.command = "exec " + quoted(python()) + " -u " + quoted(script_path()) + " --mode F";
+      s.name = name();
+      s.command = "exec " + quoted(python()) + " -u " + quoted(script_path()) + (uint8_ ? " --mode L" : " --mode F");
       std::error_code ec;
-      s.log = (fs::temp_directory_path(ec) / ("oplab-pillow-" + std::to_string(getpid()) + ".stderr.log")).string();
+      s.log = (fs::temp_directory_path(ec) / ("oplab-" + name() + "-" + std::to_string(getpid()) + ".stderr.log")).string();
       s.timeout_s = 60;  // a large plane stack through JSON takes a while
       inner_ = make_exec_backend(s);
     }
     return *inner_;
   }
 
+  bool uint8_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<Backend> inner_;
 };
 
-std::unique_ptr<Backend> make() { return make_pillow_backend(); }
-const BackendRegistrar kPillow(kOrderPillow, make);
+std::unique_ptr<Backend> make_f() { return make_pillow_backend(false); }
+std::unique_ptr<Backend> make_l() { return make_pillow_backend(true); }
+const BackendRegistrar kPillow(kOrderPillow, make_f), kPillowL(kOrderPillow + 1, make_l);
+
+// Pillow's filters (Resample.c): triangle, Keys' cubic a = -0.5, the box 1 on (-0.5, 0.5].
+double pillow_filter(InterpMode mode, double x) {
+  const double t = std::fabs(x), a = -0.5;
+  switch (mode) {
+    case InterpMode::Bilinear: return t < 1 ? 1 - t : 0;
+    case InterpMode::Bicubic:
+      if (t < 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+      if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+      return 0;
+    default: return x > -0.5 && x <= 0.5 ? 1 : 0;
+  }
+}
 
 }  // namespace
 
-std::unique_ptr<Backend> make_pillow_backend() { return std::make_unique<PillowBackend>(); }
+std::unique_ptr<Backend> make_pillow_backend(bool uint8) { return std::make_unique<PillowBackend>(uint8); }
+
+PillowTaps pillow_taps(InterpMode mode, int64_t in, int64_t out) {
+  const double s = double(in) / double(out), stretch = std::max(s, 1.0);
+  const double support = (mode == InterpMode::Bicubic ? 2.0 : mode == InterpMode::Bilinear ? 1.0 : 0.5) * stretch;
+  PillowTaps taps(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    const double centre = (double(o) + 0.5) * s;
+    const int64_t lo = std::max<int64_t>(int64_t(centre - support + 0.5), 0);
+    const int64_t hi = std::min<int64_t>(int64_t(centre + support + 0.5), in);
+    double total = 0;
+    for (int64_t i = lo; i < hi; ++i) {
+      const double w = pillow_filter(mode, (double(i) - centre + 0.5) / stretch);
+      taps[size_t(o)].push_back({i, w});
+      total += w;
+    }
+    if (total != 0)
+      for (auto& t : taps[size_t(o)]) t.second /= total;
+  }
+  return taps;
+}
+
+double pillow_uint8_error(const Case& c) {
+  const InterpParams p = parse_interpolate(c);
+  if (p.axes.size() != 2 || p.mode == InterpMode::NearestExact || p.mode == InterpMode::Nearest) return 0;  // copies
+  const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
+  const PillowTaps tx = pillow_taps(p.mode, W, Wo), ty = pillow_taps(p.mode, H, Ho);
+  size_t nx = 0, ny = 0;
+  double av = 0;  // the vertical pass's largest sum of |weights|
+  for (const auto& t : tx) nx = std::max(nx, t.size());
+  for (const auto& t : ty) {
+    ny = std::max(ny, t.size());
+    double a = 0;
+    for (const auto& [i, w] : t) a += std::fabs(w);
+    av = std::max(av, a);
+  }
+  // Each weight is within 2^-23 of its double value (rounded to 22 fractional bits), times a
+  // pixel of at most 255, per tap and pass; doubled for the margin of the sum's own rounding.
+  const double fixed = 255.0 * 0x1p-22 * (double(nx) * std::max(av, 1.0) + double(ny));
+  if (W == Wo || H == Ho) return fixed;  // one pass: its sum rounds once, as the spec's
+  // Two passes: the horizontal one's pixels are rounded (1/2) and clipped to 0..255 (by as much
+  // as its result overshoots) before the vertical one weighs them.
+  double overshoot = 0;
+  const Tensor& x = c.in("input");
+  for (int64_t n = 0; n < p.N * p.C; ++n)
+    for (int64_t y = 0; y < H; ++y)
+      for (const auto& t : tx) {
+        double v = 0;
+        for (const auto& [i, w] : t) v += w * x.data[size_t((n * H + y) * W + i)];
+        overshoot = std::max({overshoot, v - 255.0, -v});
+      }
+  return av * (0.5 + overshoot) + fixed;
+}
 
 std::function<double()> start_pillow_bench(const Case& c, int threads) {
   PillowBackend b;

@@ -10,10 +10,24 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/params.h"
 
 namespace oplab {
 
-std::unique_ptr<Backend> make_pillow_backend();
+// uint8: `pillow-uint8`, mode L (8-bit) images, judged by the uint8 rule (SPEC §16); else
+// `pillow`, mode F.
+std::unique_ptr<Backend> make_pillow_backend(bool uint8 = false);
+
+// Pillow's taps along one axis (Resample.c's precompute_coeffs): BILINEAR / BICUBIC for
+// bilinear / bicubic (the antialias filters, SPEC §16), BOX for area; scale in/out, in double.
+using PillowTaps = std::vector<std::vector<std::pair<int64_t, double>>>;
+PillowTaps pillow_taps(InterpMode mode, int64_t in, int64_t out);
+
+// How far Pillow's mode-L arithmetic may move an output pixel before its final rounding, in
+// pixel steps (Backend::uint8_error): weights in fixed point with 22 fractional bits, and, when
+// both axes change size, the horizontal pass's result rounded and clipped to 0..255 before the
+// vertical pass weighs it.
+double pillow_uint8_error(const Case& c);
 
 // The pillow backend's named divergences (peer/pillow_divergences.cpp).
 const std::vector<Divergence>& pillow_divergences();

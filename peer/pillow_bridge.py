@@ -1,8 +1,8 @@
 """Peer bridge: evaluates oplab interpolate cases with Pillow's Image.resize, one JSON line in,
 one out (the line protocol of external backends, docs/protocol.md, protocol 1).
 
-Started by peer/pillow_backend.cpp as `python3 -u <this file> --mode F` (float32 images) and
-kept alive. Each [H, W] plane of the case's input becomes one Pillow image, is resized to the
+Started by peer/pillow_backend.cpp as `python3 -u <this file> --mode F` (float32 images) or
+`--mode L` (8-bit images) and kept alive. Each [H, W] plane of the case's input becomes one Pillow image, is resized to the
 case's output size, and comes back; Pillow takes sizes only, so its scale is always in / out.
 The mapping (SPEC §16): bilinear -> BILINEAR, bicubic -> BICUBIC (both antialiased filters in
 Pillow, whatever the case's antialias says), nearest-exact -> NEAREST, area -> BOX. The C++
@@ -33,8 +33,8 @@ try:
     from PIL import Image
 
     IMPORT_ERROR = None
-    if MODE != "F":
-        IMPORT_ERROR = "the bridge has no image mode %r (F)" % MODE
+    if MODE not in ("F", "L"):
+        IMPORT_ERROR = "the bridge has no image mode %r (F, L)" % MODE
 except Exception as e:  # noqa: BLE001 - any import failure makes the peer unavailable
     IMPORT_ERROR = "%s: %s" % (type(e).__name__, e)
 
@@ -74,6 +74,14 @@ def resample_filter(p):
     return table[mode]
 
 
+def image(plane):
+    """One [H, W] plane as a Pillow image: mode F holds float32 pixels (the harness sent values
+    of that type), mode L 8-bit ones (the harness sent integers in 0..255)."""
+    if MODE == "L":
+        return Image.fromarray(np.ascontiguousarray(np.clip(np.rint(plane), 0, 255), dtype=np.uint8), mode="L")
+    return Image.fromarray(np.ascontiguousarray(plane, dtype=np.float32), mode="F")
+
+
 def evaluate(case):
     if case.get("op") != "interpolate":
         raise Unsupported("the pillow peer has only interpolate (Image.resize), not %s" % case.get("op"))
@@ -87,9 +95,7 @@ def evaluate(case):
     out = np.zeros((n, c, out_h, out_w), dtype=np.float64)
     for i in range(n):
         for j in range(c):
-            # mode F: 32-bit float pixels; the plane is rounded to float32 (the harness already
-            # sent values of that type, so nothing changes).
-            im = Image.fromarray(np.ascontiguousarray(x[i, j], dtype=np.float32), mode="F")
+            im = image(x[i, j])
             out[i, j] = np.asarray(im.resize((out_w, out_h), resample=resample), dtype=np.float64)
     return {"outputs": {"output": {"shape": list(out.shape), "data": [value_out(v) for v in out.ravel()]}},
             "grads": {}}
@@ -120,8 +126,7 @@ def bench(req):
         p = case.get("params") or {}
         x = plane_stack(case["inputs"]["input"])
         out_h, out_w = output_size(p, x.shape[2:])
-        images = [Image.fromarray(np.ascontiguousarray(x[i, j], dtype=np.float32), mode="F")
-                  for i in range(x.shape[0]) for j in range(x.shape[1])]
+        images = [image(x[i, j]) for i in range(x.shape[0]) for j in range(x.shape[1])]
         threads = max(1, int(req.get("threads", 1)))
         pool = ThreadPoolExecutor(threads) if threads > 1 else None
         BENCH_KEPT.clear()
@@ -157,8 +162,8 @@ def answer(line):
     if isinstance(request, dict) and "protocol" in request and "op" not in request:
         if IMPORT_ERROR is not None:
             return {"error": one_line(IMPORT_ERROR), "kind": "unavailable"}
-        return {"protocol": 1, "name": "pillow", "dtype": "float32",
-                "description": "Pillow %s Image.resize on mode F (float32) images" % PIL.__version__,
+        return {"protocol": 1, "name": "pillow", "dtype": "float32" if MODE == "F" else "uint8",
+                "description": "Pillow %s Image.resize on mode %s images" % (PIL.__version__, MODE),
                 "ops": {"interpolate": {"grads": False}},
                 "versions": {"pillow": PIL.__version__, "numpy": np.__version__,
                              "python": platform.python_version()}}

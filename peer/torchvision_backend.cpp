@@ -80,6 +80,7 @@ std::string torch_backend_name(DType dtype, TorchDevice device) {
     case DType::Float32: return base + "-f32";
     case DType::Float16: return base + "-f16";
     case DType::BFloat16: return base + "-bf16";
+    case DType::UInt8: return base + "-uint8";
   }
   return base;
 }
@@ -96,6 +97,9 @@ bool torch_has_dtype(const std::string& op, DType dtype, TorchDevice device) {
     case DType::Float32: return true;
     case DType::Float16: return op == "roi_align" || op == "roi_pool" || op == "ps_roi_align" || op == "ps_roi_pool";
     case DType::BFloat16: return op == "interpolate";
+    // torch 1.13's uint8 interpolate: nearest and nearest-exact (the bridge declines the modes
+    // whose kernels raise "not implemented for 'Byte'").
+    case DType::UInt8: return op == "interpolate";
   }
   return false;
 }
@@ -116,6 +120,8 @@ class TorchvisionBackend : public Backend {
   // torch's semantics are the same in every dtype: the float64 peer's named divergences hold.
   const std::vector<Divergence>& divergences() const override { return torchvision_divergences(); }
   DType dtype(const std::string&) const override { return dtype_; }
+  // 8-bit images have no backward (torch's uint8 tensors take no gradient).
+  bool computes_grads(const std::string&) const override { return dtype_ != DType::UInt8; }
   bool opt_in() const override { return dtype_ != DType::Float64 || device_ == TorchDevice::Cuda; }
   // Measured on torch 1.13 (SPEC §15): the CPU RoI kernels in float16 add every sample, and
   // every bin's gradient, in half (a 64x64 map of ones pooled into one bin of 4096 samples
@@ -192,6 +198,13 @@ class TorchvisionBackend : public Backend {
           if (!std::isfinite(v))
             return std::string("torch 1.13 grid_sample crashes or gives NaN or an edge pixel for a non-finite grid value");
       return std::nullopt;
+    }
+    if (c.op == "interpolate" && dtype_ == DType::UInt8) {
+      // Measured on torch 1.13: uint8 nearest and nearest-exact run; linear and cubic raise
+      // "not implemented for 'Byte'", area "mean(): could not infer output dtype".
+      const json mode = c.params.value("mode", json("nearest"));
+      if (mode != "nearest" && mode != "nearest-exact")
+        return "torch 1.13 has no uint8 kernel of interpolate mode " + mode.dump() + " (nearest and nearest-exact only)";
     }
     if (c.op == "roi_pool" || c.op == "ps_roi_pool" || c.op == "interpolate") return std::nullopt;
     return "the torchvision peer has no op " + c.op;
@@ -274,10 +287,11 @@ std::unique_ptr<Backend> make_f64() { return make_torchvision_backend(DType::Flo
 std::unique_ptr<Backend> make_f32() { return make_torchvision_backend(DType::Float32); }
 std::unique_ptr<Backend> make_f16() { return make_torchvision_backend(DType::Float16); }
 std::unique_ptr<Backend> make_bf16() { return make_torchvision_backend(DType::BFloat16); }
+std::unique_ptr<Backend> make_uint8() { return make_torchvision_backend(DType::UInt8); }
 std::unique_ptr<Backend> make_cuda_f32() { return make_torchvision_backend(DType::Float32, TorchDevice::Cuda); }
 std::unique_ptr<Backend> make_cuda_f16() { return make_torchvision_backend(DType::Float16, TorchDevice::Cuda); }
 const BackendRegistrar kF64(kOrderTorchvision, make_f64), kF32(kOrderTorchvision + 1, make_f32),
-    kF16(kOrderTorchvision + 2, make_f16), kBf16(kOrderTorchvision + 3, make_bf16),
+    kF16(kOrderTorchvision + 2, make_f16), kBf16(kOrderTorchvision + 3, make_bf16), kUint8(kOrderTorchvision + 4, make_uint8),
     kCudaF32(kOrderTorchCuda, make_cuda_f32), kCudaF16(kOrderTorchCuda + 1, make_cuda_f16);
 }  // namespace
 

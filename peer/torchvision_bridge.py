@@ -53,9 +53,9 @@ except Exception as e:  # noqa: BLE001 - any import failure makes the peer unava
 
 if IMPORT_ERROR is None:
     TORCH_DTYPE = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
-                   "bfloat16": torch.bfloat16}.get(DTYPE)
+                   "bfloat16": torch.bfloat16, "uint8": torch.uint8}.get(DTYPE)
     if TORCH_DTYPE is None:
-        IMPORT_ERROR = "the bridge has no dtype %r (float64, float32, float16, bfloat16)" % DTYPE
+        IMPORT_ERROR = "the bridge has no dtype %r (float64, float32, float16, bfloat16, uint8)" % DTYPE
     elif DEVICE not in ("cpu", "cuda"):
         IMPORT_ERROR = "the bridge has no device %r (cpu, cuda)" % DEVICE
     elif DEVICE == "cuda" and not torch.cuda.is_available():
