@@ -99,7 +99,9 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
 // not scaled at the 15th interpolate case (131st), shrunk to 8 -> 4 (the generator's downscales
 // start at 8 pixels); the border weights not renormalised at the same case, shrunk to one pixel
 // 1 -> 2 (the upscale's second output cuts half its filter); bicubic with a = -0.75 at the 25th
-// (221st), shrunk to 2 -> 3.
+// (221st), shrunk to 2 -> 3. The uint8 truncation at the 5th interpolate case (41st), judged by
+// the uint8 rule: an area mean of three pixels, 137.67 truncated to 137 (the input shrinks to
+// three values, quantised to pixels on the way).
 // The counts are those observed with seed 1; a generator that finds a bug later than
 // stated fails here, one that finds it sooner passes.
 INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
@@ -122,7 +124,8 @@ INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
                                            SeededBug{"bug-grid-f16-unnormalize", "grid_sample", 179, 1},
                                            SeededBug{"bug-aa-support-unscaled", "interpolate", 131, 8},
                                            SeededBug{"bug-aa-border-unnormalised", "interpolate", 131, 1},
-                                           SeededBug{"bug-aa-bicubic-a075", "interpolate", 221, 2}),
+                                           SeededBug{"bug-aa-bicubic-a075", "interpolate", 221, 2},
+                                           SeededBug{"bug-uint8-truncate", "interpolate", 41, 3}),
                          [](const auto& info) {
                            std::string s = info.param.backend;
                            std::replace(s.begin(), s.end(), '-', '_');
