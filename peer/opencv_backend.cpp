@@ -38,34 +38,32 @@ int cv_flag(InterpMode m) {
 // evaluations, as the torchvision bridge; the benchmark's for timings).
 std::mutex g_cv_mutex;
 
-// Resizes every [H, W] plane of the case's input to the case's output size, on CV_64F data or
-// (float32) on CV_32F data, the planes a float32 image pipeline hands cv::resize. cv::resize
-// given an output size ignores fx, fy and takes the scale in/out (its source: inv_scale =
-// dsize/ssize).
-Tensor resize_planes(const Case& c, const InterpParams& p, int threads, bool float32) {
+// Resizes every [H, W] plane of the case's input to the case's output size, on planes of the
+// given cv type: CV_64F, CV_32F (a float32 image pipeline) or CV_8U (8-bit images, the pixels
+// the harness sent: integers, so the conversion is exact). cv::resize given an output size
+// ignores fx, fy and takes the scale in/out (its source: inv_scale = dsize/ssize).
+Tensor resize_planes(const Case& c, const InterpParams& p, int threads, int type) {
   const Tensor& x = c.in("input");
   const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
   Tensor out(p.output_shape());
-  std::vector<float> in32, out32;
-  if (float32) in32.assign(x.data.begin(), x.data.end()), out32.assign(out.data.size(), 0.0f);
   std::lock_guard<std::mutex> lock(g_cv_mutex);
   cv::setNumThreads(threads);
   for (int64_t n = 0; n < p.N * p.C; ++n) {
-    // cv::Mat over the tensor's own memory (or its float32 copy): no copy in, one copy out.
-    void* in_plane = float32 ? static_cast<void*>(in32.data() + n * H * W) : const_cast<double*>(x.data.data() + n * H * W);
-    void* out_plane = float32 ? static_cast<void*>(out32.data() + n * Ho * Wo) : static_cast<void*>(out.data.data() + n * Ho * Wo);
-    const int type = float32 ? CV_32F : CV_64F;
-    const cv::Mat src(int(H), int(W), type, in_plane);
-    cv::Mat dst(int(Ho), int(Wo), type, out_plane);
+    const cv::Mat plane64(int(H), int(W), CV_64F, const_cast<double*>(x.data.data() + n * H * W));
+    cv::Mat src, dst;
+    plane64.convertTo(src, type);
     try {
       cv::resize(src, dst, cv::Size(int(Wo), int(Ho)), 0, 0, cv_flag(p.mode));
     } catch (const cv::Exception& e) {
       throw std::runtime_error("opencv: cv::resize raised: " + e.err);
     }
-    if (dst.data != static_cast<uchar*>(out_plane))
-      throw std::runtime_error("opencv: cv::resize reallocated its output");  // a size we did not ask for
+    if (dst.rows != int(Ho) || dst.cols != int(Wo) || dst.type() != type)
+      throw std::runtime_error("opencv: cv::resize answered another size or type than asked");
+    cv::Mat out64(int(Ho), int(Wo), CV_64F, out.data.data() + n * Ho * Wo);
+    dst.convertTo(out64, CV_64F);
+    if (out64.data != reinterpret_cast<uchar*>(out.data.data() + n * Ho * Wo))
+      throw std::runtime_error("opencv: the output plane was reallocated");
   }
-  if (float32) out.data.assign(out32.begin(), out32.end());
   return out;
 }
 
@@ -112,16 +110,22 @@ std::optional<std::string> why_unsupported(const Case& c) {
 
 class OpencvBackend : public Backend {
  public:
-  // float32: `opencv-f32`, cv::resize on CV_32F planes (opt-in, judged at its own precision);
-  // else `opencv`, on CV_64F planes, the semantic baseline.
-  explicit OpencvBackend(bool float32 = false) : float32_(float32) {}
-  std::string name() const override { return float32_ ? "opencv-f32" : "opencv"; }
+  // `opencv` on CV_64F planes (the semantic baseline); `opencv-f32` on CV_32F planes and
+  // `opencv-uint8` on CV_8U ones (opt-in, each judged at its own precision).
+  explicit OpencvBackend(OpencvDepth depth = OpencvDepth::F64) : depth_(depth) {}
+  std::string name() const override {
+    return depth_ == OpencvDepth::F32 ? "opencv-f32" : depth_ == OpencvDepth::U8 ? "opencv-uint8" : "opencv";
+  }
   std::string description() const override {
-    return "OpenCV " + opencv_version().value_or("(not built)") + " cv::resize, 2-D interpolate per [H, W] plane on " +
-           (float32_ ? "CV_32F data (the float32 pipeline users run)" : "CV_64F data (weights and coordinates in float32)") +
+    const char* data = depth_ == OpencvDepth::F32   ? "CV_32F data (the float32 pipeline users run)"
+                       : depth_ == OpencvDepth::U8 ? "CV_8U data (8-bit images; INTER_LINEAR and INTER_CUBIC weights in 11-bit fixed point)"
+                                                   : "CV_64F data (weights and coordinates in float32)";
+    return "OpenCV " + opencv_version().value_or("(not built)") + " cv::resize, 2-D interpolate per [H, W] plane on " + data +
            ", one thread, forward only";
   }
-  bool opt_in() const override { return float32_; }
+  bool opt_in() const override { return depth_ != OpencvDepth::F64; }
+  DType dtype(const std::string&) const override { return depth_ == OpencvDepth::U8 ? DType::UInt8 : DType::Float32; }
+  double uint8_error(const Case& c) const override { return depth_ == OpencvDepth::U8 ? opencv_uint8_error(c) : 0.0; }
   std::optional<std::string> unavailable_reason() const override {
 #ifdef OPLAB_HAVE_OPENCV
     return std::nullopt;
@@ -142,7 +146,8 @@ class OpencvBackend : public Backend {
     Result r;
     r.op = c.op;
     r.backend = name();
-    r.outputs["output"] = resize_planes(c, p, 1, float32_);
+    const int type = depth_ == OpencvDepth::F32 ? CV_32F : depth_ == OpencvDepth::U8 ? CV_8U : CV_64F;
+    r.outputs["output"] = resize_planes(c, p, 1, type);
     return r;
 #else
     throw BackendUnavailable("opencv: " + *unavailable_reason());
@@ -150,18 +155,42 @@ class OpencvBackend : public Backend {
   }
 
  private:
-  bool float32_;
+  OpencvDepth depth_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_opencv_backend(bool float32) { return std::make_unique<OpencvBackend>(float32); }
+std::unique_ptr<Backend> make_opencv_backend(OpencvDepth depth) { return std::make_unique<OpencvBackend>(depth); }
 
 namespace {
-std::unique_ptr<Backend> make_f64() { return make_opencv_backend(false); }
-std::unique_ptr<Backend> make_f32() { return make_opencv_backend(true); }
-const BackendRegistrar kRegistrar(kOrderOpencv, make_f64), kF32(kOrderOpencv + 1, make_f32);
+std::unique_ptr<Backend> make_f64() { return make_opencv_backend(OpencvDepth::F64); }
+std::unique_ptr<Backend> make_f32() { return make_opencv_backend(OpencvDepth::F32); }
+std::unique_ptr<Backend> make_u8() { return make_opencv_backend(OpencvDepth::U8); }
+const BackendRegistrar kRegistrar(kOrderOpencv, make_f64), kF32(kOrderOpencv + 1, make_f32),
+    kU8(kOrderOpencv + 2, make_u8);
 }  // namespace
+
+double opencv_uint8_error(const Case& c) {
+  const InterpParams p = parse_interpolate(c);
+  if (p.axes.size() != 2) return 0;
+  // INTER_LINEAR and INTER_CUBIC on CV_8U (resize.cpp): weights rounded to 11 fractional bits
+  // (INTER_RESIZE_COEF_BITS), the horizontal pass kept in int, the vertical one shifted back
+  // with rounding: each weight within 2^-12, times a pixel of at most 255 and the other pass's
+  // weights (|w| sums: 1 for linear, up to 1.27 for cubic's A = -0.75 taps).
+  // INTER_AREA's weights are float (cvRound of a float sum: a float rounding, and a tie to
+  // even, 2^-16 suffices); the nearest flags copy pixels.
+  // INTER_AREA growing an axis runs the linear path (opencv-area-grow-linear), fixed point too.
+  const double linear = 255.0 * 0x1p-12 * (2 * 1.0 + 2);
+  switch (p.mode) {
+    case InterpMode::Bilinear: return linear;
+    case InterpMode::Bicubic: return 255.0 * 0x1p-12 * (4 * 1.27 + 4);
+    case InterpMode::Area:
+      for (const InterpAxis& a : p.axes)
+        if (a.out > a.in) return linear;
+      return 0x1p-16 * 255.0;
+    default: return 0;
+  }
+}
 
 std::optional<std::string> opencv_version() {
 #ifdef OPLAB_HAVE_OPENCV

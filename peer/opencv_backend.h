@@ -13,8 +13,14 @@
 
 namespace oplab {
 
-// float32: `opencv-f32` (CV_32F planes); else `opencv` (CV_64F planes).
-std::unique_ptr<Backend> make_opencv_backend(bool float32 = false);
+// The cv type of the planes cv::resize runs on: `opencv` (CV_64F), `opencv-f32` (CV_32F),
+// `opencv-uint8` (CV_8U, judged by the uint8 rule, SPEC §16).
+enum class OpencvDepth { F64, F32, U8 };
+std::unique_ptr<Backend> make_opencv_backend(OpencvDepth depth = OpencvDepth::F64);
+
+// How far cv::resize's CV_8U arithmetic may move an output pixel before its final rounding, in
+// pixel steps (Backend::uint8_error).
+double opencv_uint8_error(const Case& c);
 
 // OpenCV's version ("4.6.0"), or nullopt when this binary was built without it.
 std::optional<std::string> opencv_version();

@@ -61,7 +61,7 @@ TEST_F(PeerOpencv, BilinearRampUpscaleMatchesHandDerivation) {
 TEST_F(PeerOpencv, Float32PlanesAreOptInAndAgree) {
   // opencv-f32: the same ramp on CV_32F planes, judged at float32 (opt-in like the other
   // float32 peers).
-  std::unique_ptr<Backend> f32 = make_opencv_backend(true);
+  std::unique_ptr<Backend> f32 = make_opencv_backend(OpencvDepth::F32);
   REQUIRE_OPENCV(*f32);
   EXPECT_EQ(f32->name(), "opencv-f32");
   EXPECT_TRUE(f32->opt_in());

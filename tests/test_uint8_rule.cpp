@@ -8,6 +8,7 @@
 #include "compare/dtype_case.h"
 #include "compare/judge.h"
 #include "compare/uint8_compare.h"
+#include "peer/opencv_backend.h"
 #include "peer/pillow_backend.h"
 
 namespace oplab {
@@ -105,6 +106,18 @@ TEST(Uint8Rule, PillowModeLStatesItsIntermediateRounding) {
   for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = double((i * 37) % 256);
   const Case c = interp({1, 1, 8, 8}, ramp, {{"mode", "bilinear"}, {"antialias", true}, {"size", {3, 5}}});
   const compare::Judgement j = compare::judge(pil, *reg.find("ref"), c);
+  EXPECT_EQ(j.verdict, compare::Verdict::Agree) << j.detail;
+}
+
+TEST(Uint8Rule, OpencvEightBitStatesItsElevenBitWeights) {
+  // INTER_LINEAR on CV_8U: 2 taps a pass, weights within 2^-12: 255 * 2^-12 * (2 + 2) = 0.249.
+  const Case c = interp({1, 1, 2, 4}, {0, 60, 120, 180, 30, 90, 150, 210}, {{"mode", "bilinear"}, {"size", {3, 7}}});
+  EXPECT_NEAR(opencv_uint8_error(c), 255.0 * 4 / 4096, 1e-12);
+  Registry& reg = builtin_backends();
+  Backend& cv = *reg.find("opencv-uint8");
+  if (auto why = cv.unavailable_reason()) GTEST_SKIP() << *why;
+  EXPECT_EQ(cv.dtype("interpolate"), DType::UInt8);
+  const compare::Judgement j = compare::judge(cv, *reg.find("ref"), c);
   EXPECT_EQ(j.verdict, compare::Verdict::Agree) << j.detail;
 }
 
