@@ -79,6 +79,9 @@ Judgement judge_uint8(Backend& subject, Backend& oracle, const Case& c, const Ev
   } catch (const std::exception& e) {
     j.verdict = Verdict::Error;
     j.detail = e.what();
+    // A refusal the kernel is known for (a named divergence's peer_raises).
+    for (const Divergence& d : subject.divergences())
+      if (d.peer_raises && d.peer_raises(q)) j.verdict = Verdict::NamedDivergence, j.detail = d.name;
     return j;
   }
   const double error = subject.uint8_error(q);

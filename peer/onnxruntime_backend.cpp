@@ -14,7 +14,10 @@
 
 #include "core/case_io.h"
 #include "core/line_child.h"
+#include "core/params.h"
 #include "external/exec_backend.h"
+#include "peer/uint8_two_pass.h"
+#include "reference/interp_coordinates.h"
 
 #ifndef OPLAB_ORT_SCRIPT
 #define OPLAB_ORT_SCRIPT "onnxruntime_bridge.js"
@@ -56,20 +59,52 @@ std::string quoted(const std::string& s) {
 
 class OnnxruntimeBackend : public Backend {
  public:
-  // all_float32: every op in float32 (`onnxruntime-f32`, the kernels a deployed float32 model
-  // runs); else double wherever ORT has a double kernel (`onnxruntime`, the closer peer).
-  explicit OnnxruntimeBackend(bool all_float32) : all_float32_(all_float32) {}
-  std::string name() const override { return all_float32_ ? "onnxruntime-f32" : "onnxruntime"; }
+  // Float32: every op in float32 (`onnxruntime-f32`, the kernels a deployed float32 model runs);
+  // UInt8: Resize on 8-bit images (`onnxruntime-uint8`); Mixed: double wherever ORT has a double
+  // kernel (`onnxruntime`, the closer peer).
+  explicit OnnxruntimeBackend(OrtPrecision precision)
+      : precision_(precision), all_float32_(precision == OrtPrecision::Float32) {}
+  std::string name() const override {
+    return precision_ == OrtPrecision::Float32 ? "onnxruntime-f32" : precision_ == OrtPrecision::UInt8 ? "onnxruntime-uint8" : "onnxruntime";
+  }
   std::string description() const override {
     return "ONNX Runtime " + onnxruntime_version().value_or("(not installed)") +
            " (onnxruntime-node), CPU execution provider, one thread, one one-node ONNX model per case via a Node bridge; " +
-           (all_float32_ ? std::string("float32 for every op, judged at its own precision; forward only")
+           (precision_ == OrtPrecision::UInt8 ? std::string("Resize on uint8 images, judged by the uint8 rule; forward only")
+            : all_float32_ ? std::string("float32 for every op, judged at its own precision; forward only")
                          : std::string("float64 for deform_conv2d, roi_align, grid_sample, float32 for interpolate, "
                                        "roi_pool; forward only"));
   }
-  bool opt_in() const override { return all_float32_; }
+  bool opt_in() const override { return precision_ != OrtPrecision::Mixed; }
   bool out_of_process() const override { return true; }
-  const std::vector<Divergence>& divergences() const override { return onnxruntime_divergences(); }
+  const std::vector<Divergence>& divergences() const override {
+    return precision_ == OrtPrecision::UInt8 ? onnxruntime_uint8_divergences() : onnxruntime_divergences();
+  }
+  // uint8: Resize computes its coordinates, weights and sums in float32 (then truncates, a named
+  // divergence): n taps of pixels up to 255, each term a few float32 roundings.
+  double uint8_error(const Case& c) const override {
+    if (precision_ != OrtPrecision::UInt8 || c.op != "interpolate") return 0;
+    const InterpParams p = parse_interpolate(c);
+    if (p.antialias) {
+      // Measured: ORT's antialias on uint8 rounds (no truncation) after two passes in fixed
+      // point; which pass comes first is not documented, so both orders are bounded.
+      AxisWeights rows, cols;
+      for (const auto& [axis, out] : {std::pair{&p.axes[0], &rows}, std::pair{&p.axes[1], &cols}})
+        for (const auto& taps : ref::interp_antialias_taps(p.mode, *axis)) {
+          out->emplace_back();
+          for (const auto& t : taps) out->back().push_back({t.src, t.weight});
+        }
+      const Tensor& x = c.in("input");
+      return std::max(two_pass_uint8_error(rows, cols, x, true, 22), two_pass_uint8_error(rows, cols, x, false, 22));
+    }
+    double n = 1;
+    for (const InterpAxis& a : p.axes)
+      n *= p.antialias                                                                 ? double(interp_antialias_max_taps(p.mode, a))
+           : p.mode == InterpMode::Bicubic                                             ? 4.0
+           : p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact ? 1.0
+                                                                                       : 2.0;
+    return p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact ? 0.0 : 8 * 255.0 * 0x1p-24 * (n + 4);
+  }
 
   std::optional<std::string> unavailable_reason() const override {
     if (auto why = onnxruntime_missing()) return why;
@@ -87,6 +122,11 @@ class OnnxruntimeBackend : public Backend {
           if (!std::isfinite(v))
             // Measured: ORT reads an edge pixel where SPEC §12 samples nothing (a finding).
             return std::string("ONNX Runtime GridSample reads an edge pixel at a non-finite grid value (SPEC: 0)");
+    if (precision_ == OrtPrecision::UInt8 && c.op == "interpolate" && c.params.value("mode", json("")) == "bicubic" &&
+        c.params.value("antialias", json(false)) != json(true))
+      // Measured on onnxruntime-node 1.30: Resize cubic on uint8 fails ("Tensor type mismatch",
+      // a float tensor asked of a uint8 one): a finding, declined rather than failed each time.
+      return std::string("ONNX Runtime 1.30 Resize cubic (without antialias) fails on uint8 input: Tensor type mismatch");
     if (c.op == "roi_align") {
       // Measured on onnxruntime-node 1.30: RoiAlign with H = 0 or W = 0 and at least one roi
       // kills the process (SIGSEGV), so it is declined rather than crashed (a finding, SPEC §14).
@@ -114,7 +154,7 @@ class OnnxruntimeBackend : public Backend {
     if (!inner_) {
       ExecSpec s;
       s.name = name();
-      s.command = "exec " + quoted(node_path()) + " " + quoted(script_path()) + (all_float32_ ? " --dtype float32" : "");
+      s.command = "exec " + quoted(node_path()) + " " + quoted(script_path()) + (precision_ == OrtPrecision::Float32 ? " --dtype float32" : precision_ == OrtPrecision::UInt8 ? " --dtype uint8" : "");
       std::error_code ec;
       s.log = (fs::temp_directory_path(ec) / ("oplab-" + name() + "-" + std::to_string(getpid()) + ".stderr.log")).string();
       s.timeout_s = 60;  // a session per case: building one for a large DeformConv takes a while
@@ -123,6 +163,7 @@ class OnnxruntimeBackend : public Backend {
     return *inner_;
   }
 
+  OrtPrecision precision_;
   bool all_float32_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<Backend> inner_;
@@ -130,14 +171,16 @@ class OnnxruntimeBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_onnxruntime_backend(bool all_float32) {
-  return std::make_unique<OnnxruntimeBackend>(all_float32);
+std::unique_ptr<Backend> make_onnxruntime_backend(OrtPrecision precision) {
+  return std::make_unique<OnnxruntimeBackend>(precision);
 }
 
 namespace {
-std::unique_ptr<Backend> make_mixed() { return make_onnxruntime_backend(false); }
-std::unique_ptr<Backend> make_float32() { return make_onnxruntime_backend(true); }
-const BackendRegistrar kMixed(kOrderOnnxruntime, make_mixed), kFloat32(kOrderOnnxruntime + 1, make_float32);
+std::unique_ptr<Backend> make_mixed() { return make_onnxruntime_backend(OrtPrecision::Mixed); }
+std::unique_ptr<Backend> make_float32() { return make_onnxruntime_backend(OrtPrecision::Float32); }
+std::unique_ptr<Backend> make_uint8() { return make_onnxruntime_backend(OrtPrecision::UInt8); }
+const BackendRegistrar kMixed(kOrderOnnxruntime, make_mixed), kFloat32(kOrderOnnxruntime + 1, make_float32),
+    kUint8(kOrderOnnxruntime + 2, make_uint8);
 }  // namespace
 
 namespace {

@@ -17,10 +17,12 @@
 
 namespace oplab {
 
-// all_float32 false: `onnxruntime`, double wherever ORT has a double kernel (DeformConv,
-// RoiAlign, GridSample); true: `onnxruntime-f32`, every op in float32 (opt-in), judged at its
-// own precision (SPEC §15).
-std::unique_ptr<Backend> make_onnxruntime_backend(bool all_float32 = false);
+// Mixed: `onnxruntime`, double wherever ORT has a double kernel (DeformConv, RoiAlign,
+// GridSample); Float32: `onnxruntime-f32`, every op in float32 (opt-in), judged at its own
+// precision (SPEC §15); UInt8: `onnxruntime-uint8`, Resize on 8-bit images (opt-in, the uint8
+// rule of SPEC §16).
+enum class OrtPrecision { Mixed, Float32, UInt8 };
+std::unique_ptr<Backend> make_onnxruntime_backend(OrtPrecision precision = OrtPrecision::Mixed);
 
 // The installed onnxruntime-node version ("1.30.0"), or nullopt when it is not installed.
 std::optional<std::string> onnxruntime_version();
@@ -29,8 +31,10 @@ std::optional<std::string> onnxruntime_version();
 // when it can (as far as can be told without starting it).
 std::optional<std::string> onnxruntime_missing();
 
-// The onnxruntime backend's named divergences (peer/onnxruntime_divergences.cpp).
+// The onnxruntime backend's named divergences (peer/onnxruntime_divergences.cpp), and those of
+// its uint8 flavour (the same and its truncation).
 const std::vector<Divergence>& onnxruntime_divergences();
+const std::vector<Divergence>& onnxruntime_uint8_divergences();
 
 // A bench session of one case: its ORT session built once, on `threads` intra-op threads, in a
 // bridge process of its own (which lives as long as `run`). `run` times one run (ms) and may

@@ -27,6 +27,7 @@ if (ort) ort.env.logLevel = 'error';  // ORT's warnings would go to stderr on ev
 // Element types of TensorProto and of ORT tensors.
 const F32 = { proto: 1, ort: 'float32', Array: Float32Array };
 const F64 = { proto: 11, ort: 'float64', Array: Float64Array };
+const U8 = { proto: 2, ort: 'uint8', Array: Uint8Array };
 const I64 = 7;
 
 // Per-op type: double where ORT's CPU EP registers a double kernel for the op (measured with
@@ -34,8 +35,12 @@ const I64 = 7;
 // AveragePool and MaxRoiPool answer "Could not find an implementation" for double), else float32.
 // Started with `--dtype float32`, every op runs in float32: the kernels a deployed model runs
 // (the `onnxruntime-f32` backend, judged at its own precision).
-const ALL_FLOAT32 = process.argv.includes('--dtype') && process.argv[process.argv.indexOf('--dtype') + 1] === 'float32';
-const OP_DTYPE = {
+// Started with `--dtype uint8`, interpolate alone runs, on 8-bit images (Resize's uint8 kernel:
+// the `onnxruntime-uint8` backend, judged by the uint8 rule, SPEC §16).
+const DTYPE_ARG = process.argv.includes('--dtype') ? process.argv[process.argv.indexOf('--dtype') + 1] : '';
+const ALL_FLOAT32 = DTYPE_ARG === 'float32';
+const UINT8 = DTYPE_ARG === 'uint8';
+const OP_DTYPE = UINT8 ? { interpolate: U8 } : {
   deform_conv2d: ALL_FLOAT32 ? F32 : F64,
   roi_align: ALL_FLOAT32 ? F32 : F64,
   roi_pool: F32,
@@ -172,6 +177,7 @@ function interpolate(c) {
   const spatial = x.shape.slice(2);
   const perAxis = (v) => (Array.isArray(v) ? v : Array(nsp).fill(v));
   const feeds = { X: tensor(x, T) };
+  if (mode === 'area' && UINT8) throw new Unsupported('area maps to AveragePool, which has no uint8 kernel');
   if (mode === 'area') {
     // AveragePool over in/out blocks where every axis divides; PyTorch's adaptive pooling is
     // that when the sizes divide (SPEC §6 area bins), and ONNX has no adaptive pooling.
@@ -244,7 +250,7 @@ function hello() {
   const ops = {};
   for (const [op, t] of Object.entries(OP_DTYPE)) ops[op] = { dtype: t.ort, grads: false };
   return {
-    protocol: 1, name: ALL_FLOAT32 ? 'onnxruntime-f32' : 'onnxruntime', dtype: 'float32', ops,
+    protocol: 1, name: ALL_FLOAT32 ? 'onnxruntime-f32' : UINT8 ? 'onnxruntime-uint8' : 'onnxruntime', dtype: 'float32', ops,
     description: `ONNX Runtime ${ort.env.versions.node} (onnxruntime-node), CPU execution provider, one thread, ` +
       'one-node ONNX models: DeformConv, RoiAlign, MaxRoiPool, Resize / AveragePool, GridSample; forward only',
   };
@@ -260,8 +266,8 @@ async function session(model, threads) {
 }
 
 async function evaluate(c) {
-  const build = BUILD[c.op];
-  if (!build) return { error: `the onnxruntime peer has no op ${c.op}`, kind: 'unsupported' };
+  const build = OP_DTYPE[c.op] && BUILD[c.op];
+  if (!build) return { error: `the onnxruntime peer has no op ${c.op}${UINT8 ? ' on uint8 images' : ''}`, kind: 'unsupported' };
   let built;
   try {
     built = build(c);

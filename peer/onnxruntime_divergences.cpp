@@ -288,6 +288,39 @@ std::optional<Case> nearest_round_then_reflect(const Case& c) {
 
 }  // namespace
 
+namespace {
+
+// Resize on uint8 images casts its float result to uint8, truncating (measured on 1.30: bilinear
+// 1x11 -> 1x22 gives 123 where the exact value is 123.5, linear 19 for 19.875, trilinear 222
+// for an exact 223 computed as 222.99998). Every Resize mode's weights sum to 1, so the
+// reference on the pixels less 1/2 is the exact value less 1/2, which rounded half up is the
+// truncation: the equivalent case.
+std::optional<Case> uint8_truncates(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  const InterpParams p = parse_interpolate(c);
+  // Nearest copies; antialias rounds (its two passes in fixed point, Backend::uint8_error).
+  if (p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact || p.antialias) return std::nullopt;
+  Case e = c;
+  for (double& v : e.inputs.at("input").data) v -= 0.5;
+  return e;
+}
+
+}  // namespace
+
+const std::vector<Divergence>& onnxruntime_uint8_divergences() {
+  static const std::vector<Divergence> list = [] {
+    // First: the other equivalents carry the input's values (some into a deform_conv2d case),
+    // so the pixels are lowered before they are.
+    std::vector<Divergence> l = {{"ort-resize-uint8-truncates",
+                                  "Resize on uint8 images truncates its float result instead of rounding it (bilinear "
+                                  "1x11 -> 1x22: 123 where the exact value is 123.5, linear 19 for 19.875)",
+                                  uint8_truncates, nullptr}};
+    for (const Divergence& d : onnxruntime_divergences()) l.push_back(d);
+    return l;
+  }();
+  return list;
+}
+
 const std::vector<Divergence>& onnxruntime_divergences() {
   static const std::vector<Divergence> list = {
       {"ort-float32-spatial-scale",

@@ -14,6 +14,7 @@
 #include "core/op_desc.h"
 #include "core/params.h"
 #include "external/exec_backend.h"
+#include "peer/uint8_two_pass.h"
 
 #ifndef OPLAB_PYTHON
 #define OPLAB_PYTHON "/usr/bin/python3"
@@ -154,33 +155,9 @@ PillowTaps pillow_taps(InterpMode mode, int64_t in, int64_t out) {
 double pillow_uint8_error(const Case& c) {
   const InterpParams p = parse_interpolate(c);
   if (p.axes.size() != 2 || p.mode == InterpMode::NearestExact || p.mode == InterpMode::Nearest) return 0;  // copies
-  const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
-  const PillowTaps tx = pillow_taps(p.mode, W, Wo), ty = pillow_taps(p.mode, H, Ho);
-  size_t nx = 0, ny = 0;
-  double av = 0;  // the vertical pass's largest sum of |weights|
-  for (const auto& t : tx) nx = std::max(nx, t.size());
-  for (const auto& t : ty) {
-    ny = std::max(ny, t.size());
-    double a = 0;
-    for (const auto& [i, w] : t) a += std::fabs(w);
-    av = std::max(av, a);
-  }
-  // Each weight is within 2^-23 of its double value (rounded to 22 fractional bits), times a
-  // pixel of at most 255, per tap and pass; doubled for the margin of the sum's own rounding.
-  const double fixed = 255.0 * 0x1p-22 * (double(nx) * std::max(av, 1.0) + double(ny));
-  if (W == Wo || H == Ho) return fixed;  // one pass: its sum rounds once, as the spec's
-  // Two passes: the horizontal one's pixels are rounded (1/2) and clipped to 0..255 (by as much
-  // as its result overshoots) before the vertical one weighs them.
-  double overshoot = 0;
-  const Tensor& x = c.in("input");
-  for (int64_t n = 0; n < p.N * p.C; ++n)
-    for (int64_t y = 0; y < H; ++y)
-      for (const auto& t : tx) {
-        double v = 0;
-        for (const auto& [i, w] : t) v += w * x.data[size_t((n * H + y) * W + i)];
-        overshoot = std::max({overshoot, v - 255.0, -v});
-      }
-  return av * (0.5 + overshoot) + fixed;
+  // Resample.c: the horizontal pass first, then the vertical one, 22 fractional bits.
+  return two_pass_uint8_error(pillow_taps(p.mode, p.axes[0].in, p.axes[0].out), pillow_taps(p.mode, p.axes[1].in, p.axes[1].out),
+                              c.in("input"), true, 22);
 }
 
 std::function<double()> start_pillow_bench(const Case& c, int threads) {

@@ -242,7 +242,7 @@ TEST_F(PeerOnnxruntime, OutputSizeIsTheFloat32ProductTruncated) {
 // samples y < -1 (0: the named divergence); the float32 kernel's product rounds back to -1.5
 // (a tie, to even), so it answers 7 and agrees.
 TEST(PeerOnnxruntimeF32, Float32KernelsAreJudgedAtTheirPrecision) {
-  const auto f32 = make_onnxruntime_backend(/*all_float32=*/true);
+  const auto f32 = make_onnxruntime_backend(OrtPrecision::Float32);
   if (auto why = f32->unavailable_reason()) GTEST_SKIP() << *why;
   const auto mixed = make_onnxruntime_backend();
   EXPECT_EQ(f32->name(), "onnxruntime-f32");
