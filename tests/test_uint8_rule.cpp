@@ -8,6 +8,7 @@
 #include "compare/dtype_case.h"
 #include "compare/judge.h"
 #include "compare/uint8_compare.h"
+#include "peer/onnxruntime_backend.h"
 #include "peer/opencv_backend.h"
 #include "peer/pillow_backend.h"
 
@@ -119,6 +120,31 @@ TEST(Uint8Rule, OpencvEightBitStatesItsElevenBitWeights) {
   EXPECT_EQ(cv.dtype("interpolate"), DType::UInt8);
   const compare::Judgement j = compare::judge(cv, *reg.find("ref"), c);
   EXPECT_EQ(j.verdict, compare::Verdict::Agree) << j.detail;
+}
+
+TEST(Uint8Rule, OnnxruntimeTruncatesANamedDivergence) {
+  // Resize linear on uint8, 1x6 -> 1x12: the exact values 12.5, 17.5, 22.75 come back 12, 17, 22
+  // (truncated); the reference on the pixels less 1/2, rounded half up, gives exactly those.
+  Registry& reg = builtin_backends();
+  Backend& ort = *reg.find("onnxruntime-uint8");
+  if (auto why = ort.unavailable_reason()) GTEST_SKIP() << *why;
+  const Case c = interp({1, 1, 1, 6}, {10, 20, 31, 47, 100, 201}, {{"mode", "bilinear"}, {"scale_factor", {1.0, 2.0}}});
+  const Result got = evaluate(ort, compare::case_for(ort, c));
+  EXPECT_EQ(got.outputs.at("output").data[1], 12);
+  EXPECT_EQ(got.outputs.at("output").data[3], 22);
+  const compare::Judgement j = compare::judge(ort, *reg.find("ref"), c);
+  EXPECT_EQ(j.verdict, compare::Verdict::NamedDivergence) << j.detail;
+  EXPECT_NE(j.detail.find("ort-resize-uint8-truncates"), std::string::npos) << j.detail;
+  // Without the divergence the same answer is a finding (the uint8 rule alone).
+  std::unique_ptr<Backend> plain = make_onnxruntime_backend(OrtPrecision::UInt8);
+  int64_t flips = 0;
+  double worst = 0;
+  EXPECT_NE(compare::uint8_mismatch(evaluate(*reg.find("ref"), compare::case_for(ort, c)), got, ort.uint8_error(c), flips, worst), "");
+  // Cubic on uint8 fails inside ORT 1.30 ("Tensor type mismatch"): declined, saying so.
+  const Case cubic = interp({1, 1, 1, 6}, {10, 20, 31, 47, 100, 201}, {{"mode", "bicubic"}, {"size", {1, 12}}});
+  const auto why = plain->unsupported_reason(cubic);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("Tensor type mismatch"), std::string::npos);
 }
 
 }  // namespace
