@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "compare/differential.h"
@@ -84,7 +85,7 @@ Judgement judge_uint8(Backend& subject, Backend& oracle, const Case& c, const Ev
       if (d.peer_raises && d.peer_raises(q)) j.verdict = Verdict::NamedDivergence, j.detail = d.name;
     return j;
   }
-  const double error = subject.uint8_error(q);
+  const double error = subject.uint8_error(q), clipping = subject.uint8_clipping(q);
   int64_t flips = 0;
   double worst = 0;
   const std::string miss = uint8_mismatch(want, got, error, flips, worst);
@@ -94,20 +95,51 @@ Judgement judge_uint8(Backend& subject, Backend& oracle, const Case& c, const Ev
     if (flips) j.detail = std::to_string(flips) + " pixel(s) one off the rounded reference, within the stated error " + num(error);
     return j;
   }
-  // A named divergence of the kernel, proven on its equivalent case under the same rule.
-  const Equivalent eq = divergence_equivalent(q, subject.divergences());
-  if (!eq.names.empty()) {
+  // A named divergence of the kernel, proven on its equivalent case under the same rule: all
+  // that apply together first, then each alone (an equivalent that carries what another does
+  // not need can be too large to build: OpenCV-style weight maps of a 512 x 512 image).
+  auto proves = [&](const Case& e, double err) {
+    int64_t f2 = 0;
+    double w2 = 0;
     try {
-      int64_t f2 = 0;
-      double w2 = 0;
-      if (uint8_mismatch(eval(oracle, eq.c), got, error, f2, w2).empty()) {
-        j.verdict = Verdict::NamedDivergence;
-        j.detail = eq.names;
-        return j;
-      }
-    } catch (const std::exception&) {  // the equivalent cannot be evaluated: the miss stands
+      return uint8_mismatch(eval(oracle, e), got, err, f2, w2).empty();
+    } catch (const std::exception&) {  // the equivalent cannot be evaluated: it proves nothing
+      return false;
     }
+  };
+  // The explanations at a stated error: "" (none needed), a divergence's name, or nullopt.
+  auto explained = [&](double err) -> std::optional<std::string> {
+    if (err != error && proves(q, err)) return std::string();
+    try {
+      const Equivalent eq = divergence_equivalent(q, subject.divergences());
+      if (!eq.names.empty() && proves(eq.c, err)) return eq.names;
+    } catch (const std::exception&) {  // building the joint equivalent failed: try each alone
+    }
+    for (const Divergence& d : subject.divergences()) {
+      if (!d.peer_equivalent) continue;
+      std::optional<Case> e;
+      try {
+        e = d.peer_equivalent(q);
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (e && proves(*e, err)) return d.name;
+    }
+    return std::nullopt;
+  };
+  if (auto names = explained(error)) {
+    j.verdict = Verdict::NamedDivergence;
+    j.detail = *names;
+    return j;
   }
+  // Only the clipping of an 8-bit intermediate image explains it: beyond the rule, shown apart.
+  if (clipping > 0)
+    if (auto names = explained(error + clipping)) {
+      j.verdict = Verdict::PrecisionExhausted;
+      j.detail = (names->empty() ? std::string() : *names + " and ") + "the kernel's 8-bit intermediate image, clipped by up to " +
+                 num(clipping) + " pixel steps, explains " + miss;
+      return j;
+    }
   j.verdict = Verdict::Disagree;
   j.detail = miss + " (" + subject.name() + " vs " + oracle.name() + ", uint8 rule)";
   return j;

@@ -9,7 +9,9 @@
 //     rounds half up);
 // and nothing else (a value that is not an integer in [0, 255] is a finding). Where a pixel
 // misses, the kernel's named divergences are tried: the reference on their equivalent case,
-// held to the same rule, must give every pixel.
+// held to the same rule, must give every pixel. Where only the clipping of the kernel's 8-bit
+// intermediate image (Backend::uint8_clipping) explains a pixel, the verdict is
+// precision-exhausted: the rule cannot judge that pixel, and says so.
 #include "compare/differential.h"
 #include "compare/judge.h"
 

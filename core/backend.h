@@ -78,6 +78,11 @@ class Backend {
   // rounded and clipped intermediate images) may move an output from the exact value before it
   // rounds, on this case (as it is sent). 0: it rounds the exact value half up, as the spec.
   virtual double uint8_error(const Case&) const { return 0; }
+  // For a uint8 op: how far an intermediate image stored in 8 bits may be clipped to 0..255, in
+  // output pixel steps (a two-pass bicubic's first pass overshooting a sharp edge). Not an error
+  // of rounding: where only it explains a pixel, the case is beyond what the uint8 rule can
+  // judge (precision-exhausted, shown apart), never an agreement.
+  virtual double uint8_clipping(const Case&) const { return 0; }
   // False when the backend evaluates only the forward of `op`: cases with grad_output are then
   // sent without it and its gradients are not judged.
   virtual bool computes_grads(const std::string& op) const { return true; }

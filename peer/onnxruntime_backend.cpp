@@ -82,8 +82,10 @@ class OnnxruntimeBackend : public Backend {
   }
   // uint8: Resize computes its coordinates, weights and sums in float32 (then truncates, a named
   // divergence): n taps of pixels up to 255, each term a few float32 roundings.
-  double uint8_error(const Case& c) const override {
-    if (precision_ != OrtPrecision::UInt8 || c.op != "interpolate") return 0;
+  double uint8_error(const Case& c) const override { return uint8_errors(c).rounding; }
+  double uint8_clipping(const Case& c) const override { return uint8_errors(c).clipping; }
+  Uint8Error uint8_errors(const Case& c) const {
+    if (precision_ != OrtPrecision::UInt8 || c.op != "interpolate") return {};
     const InterpParams p = parse_interpolate(c);
     if (p.antialias) {
       // Measured: ORT's antialias on uint8 rounds (no truncation) after two passes in fixed
@@ -95,7 +97,8 @@ class OnnxruntimeBackend : public Backend {
           for (const auto& t : taps) out->back().push_back({t.src, t.weight});
         }
       const Tensor& x = c.in("input");
-      return std::max(two_pass_uint8_error(rows, cols, x, true, 22), two_pass_uint8_error(rows, cols, x, false, 22));
+      const Uint8Error a = two_pass_uint8_error(rows, cols, x, true, 22), b = two_pass_uint8_error(rows, cols, x, false, 22);
+      return {std::max(a.rounding, b.rounding), std::max(a.clipping, b.clipping)};
     }
     double n = 1;
     for (const InterpAxis& a : p.axes)
@@ -103,7 +106,7 @@ class OnnxruntimeBackend : public Backend {
            : p.mode == InterpMode::Bicubic                                             ? 4.0
            : p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact ? 1.0
                                                                                        : 2.0;
-    return p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact ? 0.0 : 8 * 255.0 * 0x1p-24 * (n + 4);
+    return {p.mode == InterpMode::Nearest || p.mode == InterpMode::NearestExact ? 0.0 : 8 * 255.0 * 0x1p-24 * (n + 4), 0.0};
   }
 
   std::optional<std::string> unavailable_reason() const override {

@@ -75,7 +75,8 @@ class PillowBackend : public Backend {
            "); BILINEAR, BICUBIC (antialiased, a = -0.5), NEAREST, BOX; forward only";
   }
   bool opt_in() const override { return uint8_; }
-  double uint8_error(const Case& c) const override { return uint8_ ? pillow_uint8_error(c) : 0.0; }
+  double uint8_error(const Case& c) const override { return uint8_ ? pillow_uint8_error(c).rounding : 0.0; }
+  double uint8_clipping(const Case& c) const override { return uint8_ ? pillow_uint8_error(c).clipping : 0.0; }
   std::optional<std::string> unavailable_reason() const override { return inner().unavailable_reason(); }
   std::optional<std::string> unsupported_reason(const Case& c) const override { return why_unsupported(c); }
   DType dtype(const std::string&) const override { return uint8_ ? DType::UInt8 : DType::Float32; }
@@ -152,9 +153,9 @@ PillowTaps pillow_taps(InterpMode mode, int64_t in, int64_t out) {
   return taps;
 }
 
-double pillow_uint8_error(const Case& c) {
+Uint8Error pillow_uint8_error(const Case& c) {
   const InterpParams p = parse_interpolate(c);
-  if (p.axes.size() != 2 || p.mode == InterpMode::NearestExact || p.mode == InterpMode::Nearest) return 0;  // copies
+  if (p.axes.size() != 2 || p.mode == InterpMode::NearestExact || p.mode == InterpMode::Nearest) return {};  // copies
   // Resample.c: the horizontal pass first, then the vertical one, 22 fractional bits.
   return two_pass_uint8_error(pillow_taps(p.mode, p.axes[0].in, p.axes[0].out), pillow_taps(p.mode, p.axes[1].in, p.axes[1].out),
                               c.in("input"), true, 22);

@@ -11,6 +11,7 @@
 
 #include "core/backend.h"
 #include "core/params.h"
+#include "peer/uint8_two_pass.h"
 
 namespace oplab {
 
@@ -27,7 +28,7 @@ PillowTaps pillow_taps(InterpMode mode, int64_t in, int64_t out);
 // pixel steps (Backend::uint8_error): weights in fixed point with 22 fractional bits, and, when
 // both axes change size, the horizontal pass's result rounded and clipped to 0..255 before the
 // vertical pass weighs it.
-double pillow_uint8_error(const Case& c);
+Uint8Error pillow_uint8_error(const Case& c);
 
 // The pillow backend's named divergences (peer/pillow_divergences.cpp).
 const std::vector<Divergence>& pillow_divergences();

@@ -25,15 +25,14 @@ size_t most_taps(const AxisWeights& taps) {
 
 }  // namespace
 
-double two_pass_uint8_error(const AxisWeights& rows, const AxisWeights& cols, const Tensor& input, bool w_first,
-                            int frac_bits) {
+Uint8Error two_pass_uint8_error(const AxisWeights& rows, const AxisWeights& cols, const Tensor& input, bool w_first,
+                                int frac_bits) {
   const int64_t H = input.dim(2), W = input.dim(3), planes = input.dim(0) * input.dim(1);
   const AxisWeights& first = w_first ? cols : rows;
   const AxisWeights& second = w_first ? rows : cols;
   const double a2 = abs_sum_max(second);
   const double fixed = 255.0 * std::ldexp(1.0, -frac_bits) * (double(most_taps(first)) * std::max(a2, 1.0) + double(most_taps(second)));
-  if (int64_t(rows.size()) == H && int64_t(cols.size()) == W) return fixed;  // sizes kept: one pass at most
-  if (int64_t(cols.size()) == W || int64_t(rows.size()) == H) return fixed;  // one axis changes: one pass
+  if (int64_t(cols.size()) == W || int64_t(rows.size()) == H) return {fixed, 0};  // one axis changes at most: one pass
   // The first pass's values over every line of the plane: how far they leave 0..255.
   double overshoot = 0;
   for (int64_t n = 0; n < planes; ++n)
@@ -44,7 +43,7 @@ double two_pass_uint8_error(const AxisWeights& rows, const AxisWeights& cols, co
           v += w * input.data[size_t(w_first ? (n * H + line) * W + i : (n * H + i) * W + line)];
         overshoot = std::max({overshoot, v - 255.0, -v});
       }
-  return a2 * (0.5 + overshoot) + fixed;
+  return {a2 * 0.5 + fixed, a2 * overshoot};
 }
 
 }  // namespace oplab

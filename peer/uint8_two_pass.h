@@ -15,9 +15,15 @@ namespace oplab {
 
 using AxisWeights = std::vector<std::vector<std::pair<int64_t, double>>>;  // [output] -> (input, weight)
 
+// What such a resize states (Backend::uint8_error and uint8_clipping): the rounding part, and
+// the clipping of the first pass's pixels (its overshoot times the second pass's |w| sum).
+struct Uint8Error {
+  double rounding = 0, clipping = 0;
+};
+
 // `rows` and `cols`: the taps of H and W; `input` [N, C, H, W]; the first pass is along W
 // (`w_first`) or along H.
-double two_pass_uint8_error(const AxisWeights& rows, const AxisWeights& cols, const Tensor& input, bool w_first,
-                            int frac_bits);
+Uint8Error two_pass_uint8_error(const AxisWeights& rows, const AxisWeights& cols, const Tensor& input, bool w_first,
+                                int frac_bits);
 
 }  // namespace oplab

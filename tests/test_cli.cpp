@@ -86,7 +86,7 @@ TEST_F(Cli, UnknownBackend) {
   const CliRun r = run("eval " + write("case.json", kRoiAlignCase) + " --backend nosuch");
   EXPECT_EQ(r.code, 2);  // a usage error (README "The CLI"): names checked before any work
   EXPECT_EQ(r.err.rfind("eval: unknown backend \"nosuch\"; valid: ref, torchvision, torchvision-f32, torchvision-f16, "
-                         "torchvision-bf16, halide-cpu", 0), 0u) << r.err;
+                         "torchvision-bf16, torchvision-uint8, halide-cpu", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
