@@ -136,6 +136,11 @@ Cell run_cell(Backend& lib, Backend& ref, const Case& c, const Raster& spec) {
   return cell;
 }
 
+// The verdict on the zone plate, and the Siemens star's where it differs.
+std::string verdicts(const std::array<Cell, 2>& c) {
+  return c[1].verdict == c[0].verdict ? c[0].verdict : c[0].verdict + " (star: " + c[1].verdict + ")";
+}
+
 void body(Page& page) {
   Registry& reg = builtin_backends();
   Backend& ref = *reg.find("ref");
@@ -161,7 +166,7 @@ void body(Page& page) {
 
   page.text("Each library resizes a " + std::to_string(kIn) + "² image to " + std::to_string(kOut) +
             "² (4x smaller) through its oplab backend, one call per mode, given the output size. The verdict is the "
-            "one judge's on the zone plate (`compare/judge.h`: the library held to the reference at its own "
+            "one judge's on the zone plate, and on the star where it differs (`compare/judge.h`: the library held to the reference at its own "
             "precision; a named divergence is proven on its equivalent case, docs/divergences.md); the number is the "
             "largest pixel difference from the spec's answer of that mode (pixels in [0, 1]), zone plate / Siemens "
             "star.");
@@ -174,7 +179,7 @@ void body(Page& page) {
       const auto& c = cells[l][m];
       if (!c[0].out && c[0].verdict.empty()) row.push_back("(cannot run here)");
       else if (!c[0].out) row.push_back("not offered");
-      else row.push_back(md_cell(c[0].verdict + "; max Δ " + fmt(c[0].diff, 2) + " / " + fmt(c[1].diff, 2)));
+      else row.push_back(md_cell(verdicts(c) + "; max Δ " + fmt(c[0].diff, 2) + " / " + fmt(c[1].diff, 2)));
     }
     rows.push_back(row);
   }
@@ -201,7 +206,7 @@ void body(Page& page) {
     for (size_t m = 0; m < kModes.size(); ++m) {
       std::array<Cell, 2> c;
       for (int i = 0; i < 2; ++i) c[size_t(i)] = run_cell(*lib, ref, resize_case(images8[i], kModes[m]), spec8[m][size_t(i)]);
-      row.push_back(!c[0].out ? "not offered" : md_cell(c[0].verdict + "; max Δ " + fmt(c[0].diff, 2) + " / " + fmt(c[1].diff, 2)));
+      row.push_back(!c[0].out ? "not offered" : md_cell(verdicts(c) + "; max Δ " + fmt(c[0].diff, 2) + " / " + fmt(c[1].diff, 2)));
     }
     rows8.push_back(row);
   }
