@@ -36,6 +36,21 @@ Case gathered_case(const Case& c, const InterpParams& p, const std::vector<std::
   return e;
 }
 
+std::optional<Case> sized_case(const Case& c, const InterpParams& p) {
+  bool differs = false;
+  json size = json::array();
+  for (const InterpAxis& a : p.axes) {
+    differs |= a.scale_factor && 1.0 / *a.scale_factor != double(a.in) / double(a.out);
+    size.push_back(a.out);
+  }
+  if (!differs) return std::nullopt;
+  Case e = c;
+  e.params.erase("scale_factor");
+  e.params.erase("recompute_scale_factor");
+  e.params["size"] = size;
+  return e;
+}
+
 Case separable_map_case(const Case& c, const InterpParams& p, const AxisMap& rows, const AxisMap& cols) {
   const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
   size_t th = 1, tw = 1;

@@ -18,6 +18,11 @@ int64_t spec_nearest_index(const InterpAxis& a, int64_t dst, bool exact);
 // the input gathered at those indices, read back by nearest with out == in (the identity).
 Case gathered_case(const Case& c, const InterpParams& p, const std::vector<std::vector<int64_t>>& src);
 
+// A peer that takes the output size and never the caller's scale factor (cv::resize,
+// Image.resize): the case as if it gave `size`, where some axis' 1/sf is not in/out (nullopt
+// where every axis already has the scale in/out).
+std::optional<Case> sized_case(const Case& c, const InterpParams& p);
+
 // One axis of a separable linear map: for each output index, its (source index, weight) taps.
 using AxisMap = std::vector<std::vector<std::pair<int64_t, double>>>;
 

@@ -24,18 +24,7 @@ std::optional<InterpParams> resize_params(const Case& c) {
 std::optional<Case> scale_from_size(const Case& c) {
   const auto p = resize_params(c);
   if (!p || (p->mode != InterpMode::Bilinear && p->mode != InterpMode::Bicubic)) return std::nullopt;
-  bool differs = false;
-  json size = json::array();
-  for (const InterpAxis& a : p->axes) {
-    differs |= a.scale_factor && 1.0 / *a.scale_factor != double(a.in) / double(a.out);
-    size.push_back(a.out);
-  }
-  if (!differs) return std::nullopt;
-  Case e = c;
-  e.params.erase("scale_factor");
-  e.params.erase("recompute_scale_factor");
-  e.params["size"] = size;
-  return e;
+  return sized_case(c, *p);
 }
 
 // Both nearest flags index the source their own way, from the sizes alone: INTER_NEAREST

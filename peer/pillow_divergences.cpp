@@ -25,18 +25,7 @@ bool filtered(InterpMode m) { return m == InterpMode::Bilinear || m == InterpMod
 std::optional<Case> scale_from_size(const Case& c) {
   const auto p = resize_params(c);
   if (!p || !filtered(p->mode)) return std::nullopt;
-  bool differs = false;
-  json size = json::array();
-  for (const InterpAxis& a : p->axes) {
-    differs |= a.scale_factor && 1.0 / *a.scale_factor != double(a.in) / double(a.out);
-    size.push_back(a.out);
-  }
-  if (!differs) return std::nullopt;
-  Case e = c;
-  e.params.erase("scale_factor");
-  e.params.erase("recompute_scale_factor");
-  e.params["size"] = size;
-  return e;
+  return sized_case(c, *p);
 }
 
 // BILINEAR and BICUBIC are always the antialias filters (Resample.c): on a case without
