@@ -36,6 +36,13 @@ Case gathered_case(const Case& c, const InterpParams& p, const std::vector<std::
   return e;
 }
 
+std::optional<InterpParams> resize_params(const Case& c) {
+  if (c.op != "interpolate") return std::nullopt;
+  InterpParams p = parse_interpolate(c);
+  if (p.axes.size() != 2 || p.align_corners) return std::nullopt;
+  return p;
+}
+
 std::optional<Case> sized_case(const Case& c, const InterpParams& p) {
   bool differs = false;
   json size = json::array();

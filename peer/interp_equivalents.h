@@ -18,6 +18,10 @@ int64_t spec_nearest_index(const InterpAxis& a, int64_t dst, bool exact);
 // the input gathered at those indices, read back by nearest with out == in (the identity).
 Case gathered_case(const Case& c, const InterpParams& p, const std::vector<std::vector<int64_t>>& src);
 
+// The params of a 2-D interpolate case on the half-pixel grid (align_corners false or null),
+// what cv::resize and Image.resize can be asked; nullopt for any other case.
+std::optional<InterpParams> resize_params(const Case& c);
+
 // A peer that takes the output size and never the caller's scale factor (cv::resize,
 // Image.resize): the case as if it gave `size`, where some axis' 1/sf is not in/out (nullopt
 // where every axis already has the scale in/out).

@@ -12,13 +12,6 @@ namespace oplab {
 
 namespace {
 
-std::optional<InterpParams> resize_params(const Case& c) {
-  if (c.op != "interpolate") return std::nullopt;
-  InterpParams p = parse_interpolate(c);
-  if (p.axes.size() != 2 || p.align_corners) return std::nullopt;
-  return p;
-}
-
 // cv::resize given the output size takes the scale in/out, never the caller's scale factor: a
 // case with scale_factor (no recompute) whose 1/sf is not in/out is computed as if it gave size.
 std::optional<Case> scale_from_size(const Case& c) {

@@ -12,13 +12,6 @@ namespace oplab {
 
 namespace {
 
-std::optional<InterpParams> resize_params(const Case& c) {
-  if (c.op != "interpolate") return std::nullopt;
-  InterpParams p = parse_interpolate(c);
-  if (p.axes.size() != 2 || p.align_corners) return std::nullopt;
-  return p;
-}
-
 bool filtered(InterpMode m) { return m == InterpMode::Bilinear || m == InterpMode::Bicubic; }
 
 // Image.resize takes the output size: its scale is in/out, never the caller's 1/sf.

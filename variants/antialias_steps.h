@@ -4,8 +4,12 @@
 // turned. Written apart from the reference so that a bug variant never shares its code.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/case.h"
 #include "core/params.h"
 
@@ -65,13 +69,35 @@ inline Tensor resample(const InterpParams& p, const Tensor& x, const Tensor* g, 
   return r;
 }
 
-// A seeded bug's run(): the knobs on antialias cases, the reference's answer elsewhere is not
-// this variant's business (it declines other cases).
-inline Result run(const Case& c, const InterpParams& p, const Knobs& k) {
-  Result r;
-  r.outputs["output"] = resample(p, c.in("input"), nullptr, k);
-  if (c.grad_output) r.grads["input"] = resample(p, c.in("input"), &*c.grad_output, k);
-  return r;
-}
+// A seeded antialias bug: the resample with its knobs on antialias cases (bicubic ones only
+// when `bicubic_only`); it declines every other case. Each bug_aa_*.cpp registers one.
+class SeededBug : public Backend {
+ public:
+  SeededBug(std::string name, std::string description, Knobs knobs, bool bicubic_only)
+      : name_(std::move(name)), description_(std::move(description)), knobs_(knobs), bicubic_only_(bicubic_only) {}
+  std::string name() const override { return name_; }
+  BackendRole role() const override { return BackendRole::SeededBug; }
+  std::string description() const override { return "seeded bug: " + description_; }
+  std::optional<std::string> unsupported_reason(const Case& c) const override {
+    if (c.op != "interpolate") return std::string("a seeded interpolate antialias bug only");
+    const InterpParams p = parse_interpolate(c);
+    if (!p.antialias || (bicubic_only_ && p.mode != InterpMode::Bicubic))
+      return std::string("a seeded antialias bug: antialias ") + (bicubic_only_ ? "bicubic" : "bilinear and bicubic") +
+             " cases only";
+    return std::nullopt;
+  }
+  Result run(const Case& c, const ValidParams& vp) override {
+    const InterpParams& p = vp.as<InterpParams>();
+    Result r;
+    r.outputs["output"] = resample(p, c.in("input"), nullptr, knobs_);
+    if (c.grad_output) r.grads["input"] = resample(p, c.in("input"), &*c.grad_output, knobs_);
+    return r;
+  }
+
+ private:
+  std::string name_, description_;
+  Knobs knobs_;
+  bool bicubic_only_;
+};
 
 }  // namespace oplab::antialias_steps
