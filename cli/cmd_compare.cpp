@@ -92,7 +92,7 @@ int run(const std::string& path, const std::vector<std::string>& names) {
     failed |= compare::is_failure(verdict);
     const bool bound = compare::judged_by_bound(b, c.op);
     // The dtype it is judged in: "double" (float64, 1e-10) or float32/float16/bfloat16.
-    std::cout << "  " << n << " (" << (bound ? dtype_name(b.dtype(c.op)) : "double") << (bound ? ", per-element bound" : ", 1e-10")
+    std::cout << "  " << n << " (" << (bound ? dtype_name(b.dtype(c.op)) : "double") << (!bound ? ", 1e-10" : b.dtype(c.op) == DType::UInt8 ? ", uint8 rule" : ", per-element bound")
               << (b.origin().empty() ? "" : "; " + b.origin()) << "): "
               << compare::verdict_name(verdict) << (detail.empty() ? "" : " (" + detail + ")") << '\n';
     if (verdict == compare::Verdict::Unsupported || verdict == compare::Verdict::Error) continue;
