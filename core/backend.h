@@ -10,6 +10,7 @@
 #include "core/case.h"
 #include "core/divergence.h"
 #include "core/op_desc.h"
+#include "core/repro.h"
 
 namespace oplab {
 
@@ -103,6 +104,12 @@ class Backend {
     static const std::vector<Divergence> none;
     return none;
   }
+  // A standalone script that shows `r` with this backend's library and without oplab
+  // (core/repro.h); nullopt for a backend that is not a library one can call outside oplab (our
+  // kernels, the variants, external backends). May start a process of the peer's (its bridge).
+  virtual std::optional<ReproScript> repro_script(const ReproRequest& r) const { return std::nullopt; }
+  // Whether repro_script writes scripts at all: asked before any work.
+  virtual bool writes_repro() const { return false; }
 };
 
 // Checks the case against SPEC §7 (throws InvalidCase), returns the output shape.

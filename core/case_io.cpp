@@ -239,18 +239,26 @@ json read_json_file(const std::string& path) {
   return parse_json_strict(f, where);
 }
 
-void write_json_file_atomic(const std::string& path, const json& j, int indent) {
+void write_text_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
     if (!f) throw std::runtime_error(path + ": cannot write");
-    f << j.dump(indent) << '\n';
-    if (!f.flush()) throw std::runtime_error(path + ": write failed");
+    f << text;
+    if (!f.flush()) {
+      f.close();
+      std::remove(tmp.c_str());
+      throw std::runtime_error(path + ": write failed");
+    }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw std::runtime_error(path + ": cannot rename the finished file into place");
   }
+}
+
+void write_json_file_atomic(const std::string& path, const json& j, int indent) {
+  write_text_file_atomic(path, j.dump(indent) + "\n");
 }
 
 }  // namespace oplab

@@ -29,7 +29,9 @@ json parse_json_strict(const std::string& text, const std::string& where);
 // parse_json_strict of a file; a path that is missing, a directory, or larger than the
 // resource limit file_bytes (core/limits.h) is a FormatError naming it.
 json read_json_file(const std::string& path);
-// Writes to a temporary beside the target and renames it: never a partial file.
+// Both write to a temporary beside the target (PATH.tmp) and rename it onto PATH: a reader never
+// sees a partial file.
+void write_text_file_atomic(const std::string& path, const std::string& text);
 void write_json_file_atomic(const std::string& path, const json& j, int indent = -1);
 
 }  // namespace oplab

@@ -19,6 +19,9 @@ struct Divergence {
   std::function<std::optional<Case>(const Case&)> peer_equivalent;
   // Or: the backend raises an error on such cases instead of computing (a defect of it).
   std::function<bool(const Case&)> peer_raises;
+  // The smallest case that shows it, as case JSON (SPEC §1): what `oplab repro NAME` writes a
+  // standalone script from, and what the test of every divergence runs (tests/test_repro.cpp).
+  std::string example;
 };
 
 }  // namespace oplab

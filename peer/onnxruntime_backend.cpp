@@ -1,4 +1,5 @@
 #include "peer/onnxruntime_backend.h"
+#include "peer/onnxruntime_repro.h"
 
 #include <unistd.h>
 
@@ -57,6 +58,22 @@ std::string quoted(const std::string& s) {
   return q + "'";
 }
 
+// The one-node model and feeds the bridge runs for `c` ({"model": base64, "feeds": ..}, its
+// `--model` mode): what a reproduction script carries.
+json model_of(const Case& c, OrtPrecision precision) {
+  if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
+  LineChildOptions o;
+  o.argv = {node_path(), script_path(), "--model"};
+  if (precision != OrtPrecision::Mixed) o.argv.insert(o.argv.end(), {"--dtype", precision == OrtPrecision::Float32 ? "float32" : "uint8"});
+  o.stderr_path = "/dev/null";
+  LineChild bridge(std::move(o));
+  const std::string reply = bridge.request(case_to_json(c).dump(), 60);
+  const json j = json::parse(reply, nullptr, false);
+  if (!j.is_object() || j.contains("error") || !j.contains("model"))
+    throw std::runtime_error("onnxruntime: the bridge built no model for the case: " + reply.substr(0, 200));
+  return j;
+}
+
 class OnnxruntimeBackend : public Backend {
  public:
   // Float32: every op in float32 (`onnxruntime-f32`, the kernels a deployed float32 model runs);
@@ -82,6 +99,10 @@ class OnnxruntimeBackend : public Backend {
   }
   // uint8: Resize computes its coordinates, weights and sums in float32 (then truncates, a named
   // divergence): n taps of pixels up to 255, each term a few float32 roundings.
+  bool writes_repro() const override { return true; }
+  std::optional<ReproScript> repro_script(const ReproRequest& r) const override {
+    return onnxruntime_repro(r, model_of(r.c, precision_), onnxruntime_version().value_or(""));
+  }
   double uint8_error(const Case& c) const override { return uint8_errors(c).rounding; }
   double uint8_clipping(const Case& c) const override { return uint8_errors(c).clipping; }
   Uint8Error uint8_errors(const Case& c) const {

@@ -48,6 +48,10 @@ const OP_DTYPE = UINT8 ? { interpolate: U8 } : {
   grid_sample: ALL_FLOAT32 ? F32 : F64,
 };
 
+// `--model` (see modelOf): a case whose shape Resize cannot produce is still built, so that a
+// reproduction shows ORT answering another shape.
+const MODEL_MODE = process.argv.includes('--model');
+
 class Unsupported extends Error {}
 
 function num(v) {
@@ -223,7 +227,7 @@ function interpolate(c) {
     const sf = perAxis(p.scale_factor);
     spatial.forEach((s, i) => {
       const want = Math.floor(s * sf[i]), got = Math.floor(Math.fround(s * Math.fround(sf[i])));
-      if (want !== got) throw new Error(`Resize's output size, the float32 product in * float32(sf) truncated, = ${got} on axis ${i} is not the case's ${want}`);
+      if (want !== got && !MODEL_MODE) throw new Error(`Resize's output size, the float32 product in * float32(sf) truncated, = ${got} on axis ${i} is not the case's ${want}`);
     });
     inputs.push({ name: 'scales', elem: F32.proto, rank: 1, init: true });
     inits.push(floatInit('scales', [1, 1, ...perAxis(p.scale_factor)]));
@@ -286,6 +290,20 @@ async function evaluate(c) {
   }
 }
 
+// `--model`: each line is a case, answered with the one-node model the bridge would run
+// (base64) and its feeds, {"model": .., "feeds": {name: {"type", "dims", "data"}}}: what a
+// standalone reproduction carries (`oplab repro`), so that it runs ONNX Runtime on exactly this
+// model without oplab. int64 values are written as strings (JSON numbers are doubles).
+function modelOf(c) {
+  const build = OP_DTYPE[c.op] && BUILD[c.op];
+  if (!build) return { error: `the onnxruntime peer has no op ${c.op}`, kind: 'unsupported' };
+  const built = build(c);
+  const feeds = {};
+  for (const [name, t] of Object.entries(built.feeds))
+    feeds[name] = { type: t.type, dims: t.dims.map(Number), data: Array.from(t.data, (v) => (typeof v === 'bigint' ? v.toString() : out(v))) };
+  return { model: Buffer.from(built.model).toString('base64'), feeds };
+}
+
 // The bench session of the last request that carried a case: a request without one times it
 // again, so that the harness can alternate single runs of this peer with its other sides
 // without rebuilding the session (or resending the inputs) for each.
@@ -320,6 +338,7 @@ async function main() {
     try {
       const msg = JSON.parse(line);
       if (benchMode) answer = await bench(msg);
+      else if (MODEL_MODE) answer = modelOf(msg);
       else if (first) answer = hello();
       else answer = await evaluate(msg);
     } catch (e) {

@@ -1,4 +1,5 @@
 #include "peer/opencv_backend.h"
+#include "peer/plane_resize_repro.h"
 
 #include <atomic>
 #include <chrono>
@@ -139,6 +140,10 @@ class OpencvBackend : public Backend {
   bool is_float32() const override { return true; }
   bool computes_grads(const std::string&) const override { return false; }
   const std::vector<Divergence>& divergences() const override { return opencv_divergences(); }
+  bool writes_repro() const override { return true; }
+  std::optional<ReproScript> repro_script(const ReproRequest& r) const override {
+    return opencv_repro(r, depth_ == OpencvDepth::F32 ? "float32" : depth_ == OpencvDepth::U8 ? "uint8" : "float64");
+  }
 
   Result run(const Case& c, const ValidParams& vp) override {
 #ifdef OPLAB_HAVE_OPENCV

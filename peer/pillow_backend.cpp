@@ -1,4 +1,5 @@
 #include "peer/pillow_backend.h"
+#include "peer/plane_resize_repro.h"
 
 #include <unistd.h>
 
@@ -83,6 +84,8 @@ class PillowBackend : public Backend {
   bool computes_grads(const std::string&) const override { return false; }
   bool out_of_process() const override { return true; }
   const std::vector<Divergence>& divergences() const override { return pillow_divergences(); }
+  bool writes_repro() const override { return true; }
+  std::optional<ReproScript> repro_script(const ReproRequest& r) const override { return pillow_repro(r, uint8_); }
   Result run(const Case& c, const ValidParams& vp) override {
     if (auto why = why_unsupported(c)) throw Unsupported("pillow: " + *why);
     Result r = inner().run(c, vp);

@@ -1,5 +1,6 @@
 #include "peer/torchvision_backend.h"
 #include "peer/divergences.h"
+#include "peer/torchvision_repro.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -120,6 +121,14 @@ class TorchvisionBackend : public Backend {
   // torch's semantics are the same in every dtype: the float64 peer's named divergences hold.
   const std::vector<Divergence>& divergences() const override { return torchvision_divergences(); }
   DType dtype(const std::string&) const override { return dtype_; }
+  bool writes_repro() const override { return true; }
+  std::optional<ReproScript> repro_script(const ReproRequest& r) const override {
+    std::string versions;
+    if (auto v = torchvision_versions())
+      versions = "torch " + v->value("torch", std::string("?")) + ", torchvision " + v->value("torchvision", std::string("?"));
+    return torchvision_repro(r, dtype_, device_ == TorchDevice::Cuda, versions,
+                             std::filesystem::path(script_).parent_path().string());
+  }
   // 8-bit images have no backward (torch's uint8 tensors take no gradient).
   bool computes_grads(const std::string&) const override { return dtype_ != DType::UInt8; }
   bool opt_in() const override { return dtype_ != DType::Float64 || device_ == TorchDevice::Cuda; }
