@@ -1,5 +1,5 @@
 // `oplab campaign`: the main job. The fuzz campaign engine (fuzz/campaign.h) in a fixed
-// setting: the differential property, every op, every backend that can run here against `ref`,
+// setting: the differential and determinism properties, every op, every backend that can run here against `ref`,
 // cases 0..N-1 of each op (the same cases `oplab fuzz --cases N` draws), every failure kept,
 // none shrunk unless asked. Prints the table of records and writes DIR/summary.json, the record
 // schema `oplab fuzz` writes and the report reads (fuzz/campaign_records.h); each failing case
@@ -42,7 +42,10 @@ int run(Args a, const std::vector<std::string>& extras) {
   o.backends = a.backends.empty() ? std::vector<std::string>{"all"} : a.backends;
   o.mode = "campaign";
   o.oracle_excluded = true;
-  o.properties = {"differential"};
+  // The two checks every backend is held to on every case: its answer against the oracle, and
+  // the same answer twice (a kernel whose answer depends on its previous call agrees with the
+  // oracle and still cannot be trusted).
+  o.properties = {"differential", "determinism"};
   o.out = a.out;
   o.keep_going = true;
   o.quiet_expected_failures = a.backends.empty();

@@ -98,6 +98,11 @@ class Backend {
   // reduced-precision kernels (torchvision-f32, -f16, -bf16) are, while their calibration
   // against the precision rule is under way (README, "What a kernel is held to").
   virtual bool opt_in() const { return false; }
+  // Why two evaluations of one case of `op` may give different bits (float atomics in a
+  // scatter, whose order the hardware picks); nullopt: the same bits every time, as the
+  // determinism property (fuzz/prop_determinism.cpp) holds it to. Declared, the two answers are
+  // held to the backend's bound instead, and the record says why.
+  virtual std::optional<std::string> nondeterministic(const std::string& op) const { return std::nullopt; }
   // What this backend is known to do differently from SPEC, each proven on its equivalent
   // case (core/divergence.h). A disagreement one of them explains is not a failure.
   virtual const std::vector<Divergence>& divergences() const {

@@ -58,6 +58,20 @@ std::string one_line(const char* buf, size_t size) {
   return s.empty() ? "(no message)" : s;
 }
 
+// A signalling NaN with a payload no arithmetic produces (quiet bit clear, payload 0x0b1ab),
+// in the low bytes of the value (little-endian, as the buffers are): float64, float32, and
+// the 16-bit types' own patterns.
+uint64_t poison_bits(DType t) {
+  switch (t) {
+    case DType::Float64: return 0x7ff000000000b1abull;
+    case DType::Float32: return 0x7f80b1abu;
+    case DType::Float16: return 0x7c1bu;
+    case DType::BFloat16: return 0x7f8bu;
+    case DType::UInt8: break;
+  }
+  return 0;
+}
+
 // One tensor as the plugin sees it, with storage this side owns.
 struct Buffer {
   std::string name;
@@ -68,6 +82,25 @@ struct Buffer {
   Buffer(std::string n, Shape s, DType t) : name(std::move(n)), shape(std::move(s)), dtype(t) {
     bytes.assign(size_t(shape_numel(shape)) * dtype_size(t) + kGuardBytes, 0);
     std::memset(bytes.data() + payload(), kGuardByte, kGuardBytes);
+  }
+  // The output buffer: every element the signalling NaN of its dtype (poison_bits), so that an
+  // element the plugin never writes is seen (unwritten()) rather than read as a plausible 0,
+  // and one it reads before writing (out += ...) turns NaN, which the judge fails.
+  static Buffer poisoned(std::string n, Shape s, DType t) {
+    Buffer b(std::move(n), std::move(s), t);
+    const size_t size = dtype_size(t);
+    const uint64_t bits = poison_bits(t);
+    for (size_t at = 0; at < b.payload(); at += size) std::memcpy(b.bytes.data() + at, &bits, size);
+    return b;
+  }
+  // The elements still holding the poison, and the first of them.
+  int64_t unwritten(int64_t* first) const {
+    const size_t size = dtype_size(dtype);
+    const uint64_t bits = poison_bits(dtype);
+    int64_t n = 0;
+    for (size_t at = 0; at < payload(); at += size)
+      if (std::memcmp(bytes.data() + at, &bits, size) == 0 && n++ == 0) *first = int64_t(at / size);
+    return n;
   }
   size_t payload() const { return bytes.size() - kGuardBytes; }
   bool guard_intact() const {
@@ -98,14 +131,15 @@ struct OpDecl {
 
 class PluginBackend : public Backend {
  public:
-  PluginBackend(std::string path, const oplab_plugin_v1* api, std::map<std::string, OpDecl> ops, BackendRole role)
-      : path_(std::move(path)), api_(api), ops_(std::move(ops)), role_(role) {}
+  PluginBackend(std::string path, const oplab_plugin_v1* api, std::map<std::string, OpDecl> ops, BackendRole role, bool builtin)
+      : path_(std::move(path)), api_(api), ops_(std::move(ops)), role_(role), builtin_(builtin) {}
 
   std::string name() const override { return api_->name; }
   std::string description() const override {
-    return std::string(api_->description ? api_->description : "") + " (plugin " + path_ + ")";
+    return std::string(api_->description ? api_->description : "") + (builtin_ ? "" : " (plugin " + path_ + ")");
   }
-  std::string origin() const override { return "plugin: " + path_; }
+  // Built in (a declaration of this binary's): nothing to register again to replay it.
+  std::string origin() const override { return builtin_ ? std::string() : "plugin: " + path_; }
   BackendRole role() const override { return role_; }
   std::optional<std::string> unsupported_reason(const Case& c) const override {
     auto it = ops_.find(c.op);
@@ -128,12 +162,17 @@ class PluginBackend : public Backend {
     std::vector<Buffer> inputs, outputs, grads;
     for (const auto& spec : op_desc(c.op).inputs)
       if (const Tensor* in = c.opt(spec.name)) inputs.push_back(from_tensor(spec.name, *in, t));
-    outputs.emplace_back("output", vp.output_shape, t);
+    outputs.push_back(Buffer::poisoned("output", vp.output_shape, t));
     std::optional<Buffer> gout;
     if (c.grad_output) {
       gout = from_tensor("grad_output", *c.grad_output, t);
+      // Gradients stay zero-filled (include/oplab/plugin.h): a backward scatters into them.
       for (const std::string& n : grad_inputs(c)) grads.emplace_back(n, c.in(n).shape, t);
     }
+    // What the plugin was handed, to check it left its inputs as they were.
+    std::vector<std::vector<unsigned char>> sent;
+    for (const Buffer& b : inputs) sent.push_back(b.bytes);
+    if (gout) sent.push_back(gout->bytes);
     auto views = [](std::vector<Buffer>& v) {
       std::vector<oplab_tensor_v1> out;
       for (Buffer& b : v) out.push_back(b.view());
@@ -160,9 +199,23 @@ class PluginBackend : public Backend {
     Result r;
     r.op = c.op;
     r.backend = name();
+    // A kernel that cheats the judge fails the case, whatever its numbers: one that writes
+    // outside its results, changes what it was given, or leaves a result unwritten.
     for (auto* group : {&outputs, &grads})
       for (const Buffer& b : *group)
         if (!b.guard_intact()) throw std::runtime_error("plugin wrote past the end of " + b.name);
+    for (size_t i = 0; i < sent.size(); ++i) {
+      const Buffer& b = i < inputs.size() ? inputs[i] : *gout;
+      if (b.bytes != sent[i]) {
+        const size_t at = size_t(std::mismatch(b.bytes.begin(), b.bytes.end(), sent[i].begin()).first - b.bytes.begin());
+        throw std::runtime_error("plugin changed its input " + b.name + " (element " + std::to_string(at / dtype_size(t)) +
+                                 "): inputs are read-only");
+      }
+    }
+    int64_t first = 0;
+    if (const int64_t n = outputs[0].unwritten(&first))
+      throw std::runtime_error("plugin left " + std::to_string(n) + " of " + std::to_string(shape_numel(outputs[0].shape)) +
+                               " elements of output unwritten (the first: element " + std::to_string(first) + ")");
     r.outputs["output"] = outputs[0].read();
     for (const Buffer& b : grads) r.grads[b.name] = b.read();
     return r;
@@ -173,6 +226,7 @@ class PluginBackend : public Backend {
   BackendRole role_;
   const oplab_plugin_v1* api_;  // static data of the library, which stays loaded (never dlclose'd)
   std::map<std::string, OpDecl> ops_;
+  bool builtin_;
 };
 
 // The plugin's declaration, checked field by field; throws BackendUnavailable naming PATH.
@@ -220,12 +274,15 @@ std::unique_ptr<Backend> load_plugin_backend(const std::string& path, BackendRol
                                " (not an oplab plugin, or built for another ABI version)");
     const oplab_plugin_v1* api = entry();
     if (!api) throw BackendUnavailable("plugin " + path + ": " + OPLAB_PLUGIN_ENTRY + " returned NULL");
-    auto ops = checked_ops(path, api);
-    return std::make_unique<PluginBackend>(path, api, std::move(ops), role);
+    return std::make_unique<PluginBackend>(path, api, checked_ops(path, api), role, false);
   } catch (...) {
     dlclose(handle);
     throw;
   }
+}
+
+std::unique_ptr<Backend> plugin_backend_from_api(const oplab_plugin_v1* api, const std::string& path, BackendRole role) {
+  return std::make_unique<PluginBackend>(path, api, checked_ops(path, api), role, true);
 }
 
 }  // namespace oplab

@@ -83,6 +83,35 @@ Result CheckContext::eval(Backend& b, const Case& c) {
   return *a->result;
 }
 
+Result CheckContext::eval_again(Backend& b, const Case& c, const Case& between) {
+  // `between` first, its answer (or error) dropped: a kernel whose answer depends on the call
+  // before it then sees another previous call than it did the first time.
+  auto evaluate_between = [&] {
+    try {
+      isolated_evaluate(b, between, iso_);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::exception&) {
+    }
+  };
+  try {
+    // A child per evaluation starts from the campaign's state each time: there both run in one
+    // child, so that the state one call leaves for the next still shows.
+    if (iso_.mode == IsolationMode::PerCase && !b.out_of_process() && !uses_worker(b, iso_))
+      return wire::decode(run_forked(
+          [&] {
+            evaluate_to_bytes(b, between);
+            return evaluate_to_bytes(b, c);
+          },
+          2 * iso_.timeout_s, b.name() + ": " + c.op));
+    evaluate_between();
+    return isolated_evaluate(b, c, iso_);
+  } catch (const KernelCrash&) {
+    crashed_ = true;
+    throw;
+  }
+}
+
 Evaluate CheckContext::evaluator() {
   return [this](Backend& b, const Case& c) { return eval(b, c); };
 }
@@ -199,6 +228,7 @@ const std::vector<Property>& all_properties() {
       linearity_property(),             adjoint_property(),
       permutation_property(),           dcn_zero_offset_conv_property(),
       drp_zero_offset_roialign_property(), interp_same_size_identity_property(),
+      determinism_property(),
   };
   return list;
 }

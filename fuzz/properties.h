@@ -16,6 +16,8 @@
 //   drp-zero-offset-roialign   deform_roi_pool with zero offset is aligned roi_align (avg)
 //   interp-same-size-identity  interpolate to the input's own size is the identity
 //                         (align_corners=True for the linear modes)
+//   determinism           the case evaluated again gives the same bits (or, for a backend that
+//                         declares itself nondeterministic, answers within its bound)
 //
 // The metamorphic ones need no peer: they hold a backend to identities of the op itself.
 #include <exception>
@@ -133,6 +135,10 @@ class CheckContext {
   // of the case asked (Answers), so the properties of one case share one evaluation of each
   // case they ask, the unmodified one above all; the oracle's, across subjects too.
   Result eval(Backend& b, const Case& c);
+  // Evaluates `c` on `b` again, isolated, past the kept answers (and keeping none), right after
+  // an evaluation of `between` in the same process (its worker; under a child per evaluation,
+  // one child runs both): the determinism property's second answer.
+  Result eval_again(Backend& b, const Case& c, const Case& between);
   Evaluate evaluator();
   // The kept result of the unmodified case on `b`, if it was evaluated and succeeded; valid until
   // the next evaluation (a new answer may evict an old one).
@@ -228,5 +234,6 @@ Property permutation_property();
 Property dcn_zero_offset_conv_property();
 Property drp_zero_offset_roialign_property();
 Property interp_same_size_identity_property();
+Property determinism_property();
 
 }  // namespace oplab::fuzz

@@ -44,6 +44,13 @@ class HalideBackend : public Backend {
   bool is_float32() const override { return true; }
   bool geometry_as_reference() const override { return true; }  // strict_float, the reference's operations
   bool slow_start() const override { return device_ == HalideDevice::OpenCL; }
+  // The GPU backwards scatter into their gradients with float atomic adds (the generators'
+  // schedules; on the CPU a task owns its block and adds in order): the order, and so the last
+  // bits, is the device's. interpolate's backwards gather and are exact in their order.
+  std::optional<std::string> nondeterministic(const std::string& op) const override {
+    if (device_ == HalideDevice::Cpu || op == "interpolate") return std::nullopt;
+    return std::string("the GPU backward adds into its gradients with float atomics, in the order the device runs them");
+  }
   Result run(const Case& c, const ValidParams& vp) override {
     const HalideOp* op = find_halide_op(c.op);
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);

@@ -121,6 +121,12 @@ class TorchvisionBackend : public Backend {
   // torch's semantics are the same in every dtype: the float64 peer's named divergences hold.
   const std::vector<Divergence>& divergences() const override { return torchvision_divergences(); }
   DType dtype(const std::string&) const override { return dtype_; }
+  // torchvision's and torch's CUDA backwards add into their gradients with atomicAdd (vision
+  // issue 7579); the CPU kernels run one thread here.
+  std::optional<std::string> nondeterministic(const std::string&) const override {
+    if (device_ == TorchDevice::Cpu) return std::nullopt;
+    return std::string("torch's CUDA backward adds into its gradients with atomicAdd (vision issue 7579)");
+  }
   bool writes_repro() const override { return true; }
   std::optional<ReproScript> repro_script(const ReproRequest& r) const override {
     std::string versions;

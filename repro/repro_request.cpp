@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "compare/dtype_case.h"
-#include "compare/float_divergence.h"
 #include "compare/judge.h"
 #include "core/case_io.h"
 
@@ -88,11 +87,6 @@ ReproRequest divergence_repro(Backend& ref, Backend& b, const Divergence& d, con
                       : j.detail.find("(forward only)") != std::string::npos  ? Scope::Forward
                       : j.detail.find("(backward only)") != std::string::npos ? Scope::Backward
                                                                               : Scope::Both;
-  // A float peer whose departure its dtype's bound absorbs on the example (ONNX Runtime's
-  // float32 weights: agreement by the rule of SPEC §15) still shows the divergence's mechanism
-  // when the divergence, proven on its equivalent case, explains its answer.
-  if (!named && j.verdict == compare::Verdict::Agree && compare::judged_by_bound(b, example.op))
-    named = names_it(compare::float_divergence(ref, b, example, false, compare::kDefaultBoundMultiple).value_or(""), d.name);
   if (!named)
     throw ReproNotShown("repro: " + b.name() + " no longer shows " + d.name + " on its example: the judge says " +
                         compare::verdict_name(j.verdict) + (j.detail.empty() ? "" : " (" + j.detail + ")"));

@@ -57,7 +57,7 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
   // Minimal means minimal: every seeded bug needs one box at most and an image of at most two
   // pixels (gen_values.cpp, gen_roi.cpp: one pick per tensor and per box, any box droppable).
   const json& inputs = f.minimal_case.at("inputs");
-  if (inputs.contains("rois")) EXPECT_EQ(inputs["rois"]["shape"][0], 1) << f.minimal_case.dump();
+  if (inputs.contains("rois")) EXPECT_LE(inputs["rois"]["shape"][0], 1) << f.minimal_case.dump();
   // ms_deform_attn's feature map is `value`; a bug of a batch step needs three images of it.
   const char* fmap = inputs.contains("input") ? "input" : "value";
   ASSERT_TRUE(inputs.contains(fmap)) << f.minimal_case.dump();
@@ -104,6 +104,9 @@ TEST_P(CatchesSeededBug, WithinTheStatedTimeAndShrinksIt) {
 // three values, quantised to pixels on the way). OpenCV's 16.16 nearest-exact index at the first
 // interpolate case (5th), shrunk to a 2 -> 41 axis (its step of 65536 * 2 / 41 lands an index
 // one short).
+// The three seeded cheaters (variants/cheat_*.cpp) at the first roi_align case (3rd): the unwritten
+// row and the input written in place by the differential property (the plugin ABI's checks),
+// the answer depending on the previous call by the determinism property.
 // The counts are those observed with seed 1; a generator that finds a bug later than
 // stated fails here, one that finds it sooner passes.
 INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
@@ -128,7 +131,10 @@ INSTANTIATE_TEST_SUITE_P(SeededBugs, CatchesSeededBug,
                                            SeededBug{"bug-aa-border-unnormalised", "interpolate", 131, 1},
                                            SeededBug{"bug-aa-bicubic-a075", "interpolate", 221, 2},
                                            SeededBug{"bug-uint8-truncate", "interpolate", 41, 3},
-                                           SeededBug{"bug-nearest-exact-fixed-point", "interpolate", 5, 2}),
+                                           SeededBug{"bug-nearest-exact-fixed-point", "interpolate", 5, 2},
+                                           SeededBug{"cheat-unwritten-last-row", "roi_align", 3},
+                                           SeededBug{"cheat-scales-input-in-place", "roi_align", 3},
+                                           SeededBug{"cheat-depends-on-previous-call", "roi_align", 3}),
                          [](const auto& info) {
                            std::string s = info.param.backend;
                            std::replace(s.begin(), s.end(), '-', '_');

@@ -64,8 +64,12 @@ typedef struct oplab_op_v1 {
   int32_t grads;    /* non-zero: also evaluates the backward (cases with grad_output) */
 } oplab_op_v1;
 
-/* One dense row-major tensor. Inputs are the harness's copies (read them, do not keep the
- * pointers past the call); results are zero-filled before the call. */
+/* One dense row-major tensor. Inputs are the harness's copies: read them, never write them (a
+ * call that changes an input fails its case), and do not keep the pointers past the call.
+ * "output" is filled with a signalling NaN before the call: write every element (one left
+ * unwritten fails the case; one read before it is written turns NaN). Gradients are zero-filled
+ * (a backward scatters into them). The answer must depend on the call alone, not on earlier
+ * calls (the determinism property evaluates a case twice). */
 typedef struct oplab_tensor_v1 {
   const char* name;     /* the case's tensor name: "input", "rois", "offset", ...; a gradient is
                            named after its input; the forward result is "output" */
