@@ -184,9 +184,9 @@ void LineChild::start() {
   }
 }
 
-std::string LineChild::request(const std::string& line, double timeout_s) {
+std::string LineChild::request(const std::string& line, double timeout_s, size_t max_bytes) {
   send(line);
-  return receive(timeout_s);
+  return receive(timeout_s, max_bytes);
 }
 
 void LineChild::send(const std::string& line) {
@@ -195,10 +195,15 @@ void LineChild::send(const std::string& line) {
     died("stopped reading its input");
 }
 
-std::string LineChild::receive(double timeout_s) {
+std::string LineChild::receive(double timeout_s, size_t max_bytes) {
   std::string reply;
-  const int r = read_message(reply, timeout_s);
+  const int r = read_message(reply, timeout_s, max_bytes);
   if (r == 0) died("closed its output");
+  if (r == -3) {
+    kill_now();
+    throw ChildError(ChildError::TooLong, "answered more than " + std::to_string(max_bytes) +
+                                              " bytes without ending its answer (process killed)");
+  }
   if (r == -2) {
     kill_now();
     throw ChildError(ChildError::Stopped, "stopped on request (process killed)");
@@ -259,7 +264,7 @@ bool LineChild::take_message(std::string& msg) {
 
 // Our own buffered reader: answers can be several MB and there are thousands of them, so bytes
 // past the message stay in buf_ and the scan for '\n' never revisits old bytes.
-int LineChild::read_message(std::string& msg, double timeout_s) {
+int LineChild::read_message(std::string& msg, double timeout_s, size_t max_bytes) {
   using clock = std::chrono::steady_clock;
   const bool limited = timeout_s > 0;
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(limited ? timeout_s : 0));
@@ -281,6 +286,8 @@ int LineChild::read_message(std::string& msg, double timeout_s) {
     if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (r <= 0) return 0;
     buf_.append(chunk, size_t(r));
+    // Past the caller's bound: the first message, if it ended within it, else the end of it.
+    if (max_bytes > 0 && buf_.size() > max_bytes) return take_message(msg) && msg.size() <= max_bytes ? 1 : -3;
   }
 }
 

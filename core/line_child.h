@@ -18,7 +18,7 @@ namespace oplab {
 // What went wrong with the child, in one line. kind tells the caller whether the child is
 // gone (Died, Hung: it was killed) or never started (CannotStart).
 struct ChildError : std::runtime_error {
-  enum Kind { CannotStart, Died, Hung, Stopped };
+  enum Kind { CannotStart, Died, Hung, Stopped, TooLong };
   ChildError(Kind k, const std::string& what) : std::runtime_error(what), kind(k) {}
   Kind kind;
 };
@@ -68,12 +68,15 @@ class LineChild {
   // timeout_s seconds (<= 0: no limit). On EOF or EPIPE the child is reaped and
   // ChildError(Died) says how it ended (last_status() holds its wait status); past the timeout
   // it is killed and ChildError(Hung) is thrown. Starts the child first when needed.
-  std::string request(const std::string& line, double timeout_s);
+  // `max_bytes` > 0: an answer that grows past it without ending is not waited for: the child is
+  // killed and ChildError(TooLong) thrown (a backend writing gigabytes cannot make the caller
+  // hold them).
+  std::string request(const std::string& line, double timeout_s, size_t max_bytes = 0);
   // request() in two halves, so that several children can work at once: send() writes the
   // message (ChildError(Died) when the child stopped reading), receive() waits for the answer
   // as request() does.
   void send(const std::string& line);
-  std::string receive(double timeout_s);
+  std::string receive(double timeout_s, size_t max_bytes = 0);
   int last_status() const { return last_status_; }
   // Closes the child's stdin (a well-behaved child then ends), waits up to `grace_s`, then kills.
   void stop(double grace_s = 5.0);
@@ -83,8 +86,8 @@ class LineChild {
  private:
   [[noreturn]] void died(const std::string& what);
   bool write_all(const char* p, size_t n);
-  // 1: a message; 0: EOF; -1: timed out; -2: should_stop said so.
-  int read_message(std::string& msg, double timeout_s);
+  // 1: a message; 0: EOF; -1: timed out; -2: should_stop said so; -3: past max_bytes.
+  int read_message(std::string& msg, double timeout_s, size_t max_bytes = 0);
   // Takes one whole message off the front of buf_, if there is one.
   bool take_message(std::string& msg);
 

@@ -6,6 +6,21 @@
 
 namespace oplab {
 
+namespace {
+
+// The most bytes a well-formed answer to `c` can take: its output and gradients at 40 bytes an
+// element (a number of 17 digits, exponent and separator; "-inf" and "nan" are shorter), and
+// 1 MiB for the rest. A backend writing more is not read further (a multi-gigabyte line would
+// otherwise be held in memory whole).
+size_t answer_bound(const Case& c, const Shape& output_shape) {
+  int64_t elements = shape_numel(output_shape);
+  if (c.grad_output)
+    for (const std::string& n : grad_inputs(c)) elements += c.in(n).numel();
+  return size_t(elements) * 40 + (size_t(1) << 20);
+}
+
+}  // namespace
+
 ProtocolClient::ProtocolClient(std::string who, LineChildOptions child, double timeout_s, double hello_timeout_s)
     : who_(std::move(who)), timeout_s_(timeout_s), hello_timeout_s_(hello_timeout_s), child_(std::move(child)) {}
 
@@ -71,9 +86,10 @@ Result ProtocolClient::evaluate(const Case& c, const ValidParams& vp) {
   if (sent.grad_output) line["meta"] = {{"grads", grad_inputs(sent)}};
   std::string reply;
   try {
-    reply = child_.request(line.dump(), timeout_s_);
+    reply = child_.request(line.dump(), timeout_s_, answer_bound(sent, vp.output_shape));
   } catch (const ChildError& e) {
     if (e.kind == ChildError::Hung) throw KernelCrash(what + ": hung: " + e.what() + log_note());
+    if (e.kind == ChildError::TooLong) throw std::runtime_error(what + ": broke the protocol: " + e.what() + log_note());
     throw KernelCrash(what + ": crashed: " + e.what() + log_note());
   }
   try {

@@ -169,7 +169,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Misbehaviour{"another_op", "answered for op \"interpolate\"", false},
                       Misbehaviour{"wrong_shape", "its output has shape", false},
                       Misbehaviour{"nan", "nan vs ref", false},
-                      Misbehaviour{"stray", "is not JSON: \"computing roi_align...\"", false}),
+                      Misbehaviour{"stray", "is not JSON: \"computing roi_align...\"", false},
+                      // An answer line that never ends: read up to the bound of a well-formed
+                      // answer to the case, then the process is killed (bounded memory).
+                      Misbehaviour{"huge", "broke the protocol: answered more than", false}),
     [](const auto& info) { return std::string(info.param.mode); });
 
 TEST_F(ExecBackend, WrongNumberOfGradientsFails) {

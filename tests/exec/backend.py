@@ -12,6 +12,7 @@ spoiling is judged. Usage: backend.py MODE [DTYPE] [GRADS]
   nan          an output of NaN
   stray        prints a line of chatter before the answer
   hang         never answers a case
+  huge         answers a line that never ends (gigabytes, as fast as the pipe takes them)
   die          exits with status 7 on a case
   bad_hello    answers hello with protocol 2
 """
@@ -70,6 +71,13 @@ for line in sys.stdin:
         time.sleep(3600)
     if mode == "die":
         sys.exit(7)
+    if mode == "huge":
+        chunk = "9" * (1 << 20)
+        try:
+            while True:
+                sys.stdout.write(chunk)
+        except BrokenPipeError:
+            sys.exit(0)
     r = reference(msg)
     if "error" not in r:
         out = r["outputs"]["output"]
