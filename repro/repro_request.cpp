@@ -76,6 +76,29 @@ bool names_it(const std::string& detail, const std::string& name) {
   return false;
 }
 
+// The request's case (as `b` is sent it) and the spec's values on it.
+ReproRequest request_on(Backend& ref, const Backend& b, const Case& c, std::string subject, std::string claim,
+                        const std::string& command) {
+  ReproRequest r;
+  r.subject = std::move(subject);
+  r.claim = std::move(claim);
+  r.command = command;
+  r.c = compare::case_for(b, c);
+  r.spec = spec_of(ref, b, r.c);
+  return r;
+}
+
+// The library's answer on the request's case into *got; false (and r.raises set) when it raised.
+bool library_answers(Backend& b, ReproRequest& r, Tensors* got) {
+  try {
+    *got = tensors_of(evaluate(b, r.c));
+    return true;
+  } catch (const std::exception&) {
+    r.raises = true;
+    return false;
+  }
+}
+
 }  // namespace
 
 ReproRequest divergence_repro(Backend& ref, Backend& b, const Divergence& d, const std::string& command) {
@@ -90,18 +113,11 @@ ReproRequest divergence_repro(Backend& ref, Backend& b, const Divergence& d, con
   if (!named)
     throw ReproNotShown("repro: " + b.name() + " no longer shows " + d.name + " on its example: the judge says " +
                         compare::verdict_name(j.verdict) + (j.detail.empty() ? "" : " (" + j.detail + ")"));
-  ReproRequest r;
-  r.subject = "divergence " + d.name + " of oplab's " + b.name() + " peer";
-  r.claim = d.description;
-  r.command = command;
-  r.c = compare::case_for(b, example);
-  r.spec = spec_of(ref, b, r.c);
+  ReproRequest r = request_on(ref, b, example, "divergence " + d.name + " of oplab's " + b.name() + " peer", d.description,
+                              command);
   Tensors got;
-  try {
-    got = tensors_of(evaluate(b, r.c));
-  } catch (const std::exception& e) {
-    if (!d.peer_raises) throw ReproNotShown("repro: " + b.name() + " raised on " + d.name + "'s example: " + e.what());
-    r.raises = true;
+  if (!library_answers(b, r, &got)) {
+    if (!d.peer_raises) throw ReproNotShown("repro: " + b.name() + " raised on " + d.name + "'s example");
     return r;
   }
   if (d.peer_equivalent)
@@ -133,19 +149,10 @@ ReproRequest failure_repro(Backend& ref, Backend& b, const Case& c, const std::s
   if (!compare::is_failure(j.verdict))
     throw ReproNotShown("repro: the record's case passes now on " + b.name() + ": the judge says " + compare::verdict_name(j.verdict) +
                         (j.detail.empty() ? "" : " (" + j.detail + ")"));
-  ReproRequest r;
-  r.subject = "failure " + id + " of oplab's " + b.name() + " peer";
-  r.claim = detail.empty() ? j.detail : detail;
-  r.command = command;
-  r.c = compare::case_for(b, c);
-  r.spec = spec_of(ref, b, r.c);
+  ReproRequest r = request_on(ref, b, c, "failure " + id + " of oplab's " + b.name() + " peer", detail.empty() ? j.detail : detail,
+                              command);
   Tensors got;
-  try {
-    got = tensors_of(evaluate(b, r.c));
-  } catch (const std::exception&) {
-    r.raises = true;
-    return r;
-  }
+  if (!library_answers(b, r, &got)) return r;
   const double d_spec = distance(got, r.spec);
   r.threshold = std::isinf(d_spec) ? 1.0 : d_spec / 2;
   return r;
