@@ -11,16 +11,12 @@
 #include <map>
 
 #include "external/dtype_convert.h"
+#include "external/plugin_call.h"
+#include "external/plugin_memory.h"
 #include "oplab/plugin.h"
 
 namespace oplab {
 namespace {
-
-// Bytes after every result buffer that the plugin must leave as they are: a write past the
-// end of a buffer lands there and fails the case instead of going unnoticed.
-constexpr size_t kGuardBytes = 64;
-constexpr unsigned char kGuardByte = 0xa5;
-constexpr size_t kMessageBytes = 512;
 
 std::optional<DType> dtype_of_code(int32_t code) {
   switch (code) {
@@ -50,9 +46,8 @@ bool valid_backend_name(const char* s) {
   return std::strlen(s) <= 64;
 }
 
-// A message from the plugin's buffer: up to the first NUL, newline or the buffer's end.
-std::string one_line(const char* buf, size_t size) {
-  std::string s(buf, strnlen(buf, size));
+// A message from the plugin's buffer (up to its first NUL): its first line.
+std::string one_line(std::string s) {
   const size_t nl = s.find_first_of("\r\n");
   if (nl != std::string::npos) s.resize(nl);
   return s.empty() ? "(no message)" : s;
@@ -72,25 +67,28 @@ uint64_t poison_bits(DType t) {
   return 0;
 }
 
-// One tensor as the plugin sees it, with storage this side owns.
+// One tensor as the plugin sees it, in guarded memory this side owns (external/plugin_memory.h),
+// everything around it the signalling NaN of its dtype.
 struct Buffer {
   std::string name;
   Shape shape;
   DType dtype = DType::Float64;
-  std::vector<unsigned char> bytes;  // numel * size, then the guard zone
+  GuardedBytes bytes;
 
-  Buffer(std::string n, Shape s, DType t) : name(std::move(n)), shape(std::move(s)), dtype(t) {
-    bytes.assign(size_t(shape_numel(shape)) * dtype_size(t) + kGuardBytes, 0);
-    std::memset(bytes.data() + payload(), kGuardByte, kGuardBytes);
-  }
-  // The output buffer: every element the signalling NaN of its dtype (poison_bits), so that an
-  // element the plugin never writes is seen (unwritten()) rather than read as a plausible 0,
-  // and one it reads before writing (out += ...) turns NaN, which the judge fails.
-  static Buffer poisoned(std::string n, Shape s, DType t) {
+  // Every element the signalling NaN as well: the output buffer, so that an element the plugin
+  // never writes is seen (unwritten()) rather than read as a plausible 0, and one it reads
+  // before writing (out += ...) turns NaN, which the judge fails.
+  Buffer(std::string n, Shape s, DType t)
+      : name(std::move(n)), shape(std::move(s)), dtype(t),
+        bytes(size_t(shape_numel(shape)) * dtype_size(t), poison_bits(t), dtype_size(t)) {}
+  static Buffer zeros(std::string n, Shape s, DType t) {
     Buffer b(std::move(n), std::move(s), t);
-    const size_t size = dtype_size(t);
-    const uint64_t bits = poison_bits(t);
-    for (size_t at = 0; at < b.payload(); at += size) std::memcpy(b.bytes.data() + at, &bits, size);
+    std::memset(b.bytes.data(), 0, b.bytes.size());
+    return b;
+  }
+  static Buffer of(const std::string& n, const Tensor& v, DType t) {
+    Buffer b(n, v.shape, t);
+    encode_dtype(v.data.data(), v.numel(), t, b.bytes.data());
     return b;
   }
   // The elements still holding the poison, and the first of them.
@@ -98,16 +96,11 @@ struct Buffer {
     const size_t size = dtype_size(dtype);
     const uint64_t bits = poison_bits(dtype);
     int64_t n = 0;
-    for (size_t at = 0; at < payload(); at += size)
+    for (size_t at = 0; at < bytes.size(); at += size)
       if (std::memcmp(bytes.data() + at, &bits, size) == 0 && n++ == 0) *first = int64_t(at / size);
     return n;
   }
-  size_t payload() const { return bytes.size() - kGuardBytes; }
-  bool guard_intact() const {
-    for (size_t i = payload(); i < bytes.size(); ++i)
-      if (bytes[i] != kGuardByte) return false;
-    return true;
-  }
+  std::vector<unsigned char> copy() const { return {bytes.data(), bytes.data() + bytes.size()}; }
   oplab_tensor_v1 view() {
     return {name.c_str(), code_of_dtype(dtype), int32_t(shape.size()), shape.data(), shape_numel(shape), bytes.data()};
   }
@@ -117,12 +110,6 @@ struct Buffer {
     return t;
   }
 };
-
-Buffer from_tensor(const std::string& name, const Tensor& t, DType dtype) {
-  Buffer b(name, t.shape, dtype);
-  encode_dtype(t.data.data(), t.numel(), dtype, b.bytes.data());
-  return b;
-}
 
 struct OpDecl {
   DType dtype;
@@ -161,18 +148,18 @@ class PluginBackend : public Backend {
     // Inputs in the op's declared order; gradients for the differentiable ones supplied.
     std::vector<Buffer> inputs, outputs, grads;
     for (const auto& spec : op_desc(c.op).inputs)
-      if (const Tensor* in = c.opt(spec.name)) inputs.push_back(from_tensor(spec.name, *in, t));
-    outputs.push_back(Buffer::poisoned("output", vp.output_shape, t));
+      if (const Tensor* in = c.opt(spec.name)) inputs.push_back(Buffer::of(spec.name, *in, t));
+    outputs.emplace_back("output", vp.output_shape, t);
     std::optional<Buffer> gout;
     if (c.grad_output) {
-      gout = from_tensor("grad_output", *c.grad_output, t);
-      // Gradients stay zero-filled (include/oplab/plugin.h): a backward scatters into them.
-      for (const std::string& n : grad_inputs(c)) grads.emplace_back(n, c.in(n).shape, t);
+      gout.emplace(Buffer::of("grad_output", *c.grad_output, t));
+      // Gradients start zero-filled (include/oplab/plugin.h): a backward scatters into them.
+      for (const std::string& n : grad_inputs(c)) grads.push_back(Buffer::zeros(n, c.in(n).shape, t));
     }
     // What the plugin was handed, to check it left its inputs as they were.
     std::vector<std::vector<unsigned char>> sent;
-    for (const Buffer& b : inputs) sent.push_back(b.bytes);
-    if (gout) sent.push_back(gout->bytes);
+    for (const Buffer& b : inputs) sent.push_back(b.copy());
+    if (gout) sent.push_back(gout->copy());
     auto views = [](std::vector<Buffer>& v) {
       std::vector<oplab_tensor_v1> out;
       for (Buffer& b : v) out.push_back(b.view());
@@ -185,29 +172,33 @@ class PluginBackend : public Backend {
     oplab_call_v1 call{c.op.c_str(), params.c_str(), code_of_dtype(t),
                        int32_t(in_v.size()), in_v.data(), gout ? &gout_v : nullptr,
                        int32_t(out_v.size()), out_v.data(), int32_t(grad_v.size()), grad_v.data()};
-    char message[kMessageBytes] = {0};
-    const int32_t code = api_->evaluate(&call, message, sizeof message);
-    switch (code) {
+    // A crash (a stray write, a bad pointer) ends as a KernelCrash naming the plugin, not as oplab's.
+    const PluginAnswer answer = call_plugin(*api_, call, "plugin " + path_);
+    const std::string message = one_line(answer.message);
+    switch (answer.code) {
       case OPLAB_OK: break;
-      case OPLAB_UNSUPPORTED: throw Unsupported("unsupported by the plugin: " + one_line(message, sizeof message));
-      case OPLAB_INVALID:
-        throw std::runtime_error("plugin rejected a valid case: " + one_line(message, sizeof message));
-      case OPLAB_FAILED: throw std::runtime_error("plugin failed: " + one_line(message, sizeof message));
+      case OPLAB_UNSUPPORTED: throw Unsupported("unsupported by the plugin: " + message);
+      case OPLAB_INVALID: throw std::runtime_error("plugin rejected a valid case: " + message);
+      case OPLAB_FAILED: throw std::runtime_error("plugin failed: " + message);
       default:
-        throw std::runtime_error("plugin evaluate returned " + std::to_string(code) + ", not an OPLAB_* code");
+        throw std::runtime_error("plugin evaluate returned " + std::to_string(answer.code) + ", not an OPLAB_* code");
     }
     Result r;
     r.op = c.op;
     r.backend = name();
     // A kernel that cheats the judge fails the case, whatever its numbers: one that writes
     // outside its results, changes what it was given, or leaves a result unwritten.
-    for (auto* group : {&outputs, &grads})
-      for (const Buffer& b : *group)
-        if (!b.guard_intact()) throw std::runtime_error("plugin wrote past the end of " + b.name);
+    std::vector<const Buffer*> all;
+    for (auto* group : {&inputs, &outputs, &grads})
+      for (const Buffer& b : *group) all.push_back(&b);
+    if (gout) all.push_back(&*gout);
+    for (const Buffer* b : all)
+      if (!b->bytes.fill_intact()) throw std::runtime_error("plugin wrote outside " + b->name + " (just before or past its end)");
     for (size_t i = 0; i < sent.size(); ++i) {
       const Buffer& b = i < inputs.size() ? inputs[i] : *gout;
-      if (b.bytes != sent[i]) {
-        const size_t at = size_t(std::mismatch(b.bytes.begin(), b.bytes.end(), sent[i].begin()).first - b.bytes.begin());
+      const unsigned char* p = b.bytes.data();
+      if (!std::equal(sent[i].begin(), sent[i].end(), p)) {
+        const size_t at = size_t(std::mismatch(sent[i].begin(), sent[i].end(), p).first - sent[i].begin());
         throw std::runtime_error("plugin changed its input " + b.name + " (element " + std::to_string(at / dtype_size(t)) +
                                  "): inputs are read-only");
       }
@@ -223,9 +214,9 @@ class PluginBackend : public Backend {
 
  private:
   std::string path_;
-  BackendRole role_;
   const oplab_plugin_v1* api_;  // static data of the library, which stays loaded (never dlclose'd)
   std::map<std::string, OpDecl> ops_;
+  BackendRole role_;
   bool builtin_;
 };
 
@@ -265,7 +256,7 @@ std::unique_ptr<Backend> load_plugin_backend(const std::string& path, BackendRol
   if (!handle) {
     const char* e = dlerror();
     throw BackendUnavailable("plugin " + path + ": cannot load it as a shared library: " +
-                             one_line(e ? e : "unknown error", 1024));
+                             one_line(e ? e : "unknown error"));
   }
   try {
     auto entry = reinterpret_cast<oplab_plugin_v1_entry_fn>(dlsym(handle, OPLAB_PLUGIN_ENTRY));

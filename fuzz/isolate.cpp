@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/isolated_process.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/wire.h"
 #include "fuzz/worker.h"
@@ -23,6 +24,7 @@ namespace {
 // Runs in the child: do the work, send its bytes, leave without running any destructor or
 // atexit handler of the parent's state (the peer bridge object must not be torn down here).
 [[noreturn]] void child_main(const std::function<std::string()>& work, int fd) {
+  mark_isolated_process();
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   std::string msg;

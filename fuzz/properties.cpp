@@ -96,8 +96,10 @@ Result CheckContext::eval_again(Backend& b, const Case& c, const Case& between) 
   };
   try {
     // A child per evaluation starts from the campaign's state each time: there both run in one
-    // child, so that the state one call leaves for the next still shows.
-    if (iso_.mode == IsolationMode::PerCase && !b.out_of_process() && !uses_worker(b, iso_))
+    // child, so that the state one call leaves for the next still shows. So also in this
+    // process (isolation none): a plugin's call forks a child of its own here
+    // (external/plugin_call.h), which would lose that state the same way.
+    if (iso_.mode != IsolationMode::Worker && !b.out_of_process() && !uses_worker(b, iso_))
       return wire::decode(run_forked(
           [&] {
             evaluate_to_bytes(b, between);

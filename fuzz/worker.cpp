@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "core/isolated_process.h"
 #include "core/line_child.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/wire.h"
@@ -37,6 +38,7 @@ std::string answer_to(Backend& b, const std::string& bytes) {
 // shared with the campaign, which tells the campaign which case was running if it dies or
 // hangs, without a message (and a wake-up) per case.
 [[noreturn]] void worker_main(Backend& b, int in, int out, std::atomic<uint64_t>* started) {
+  mark_isolated_process();
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   std::string text;
@@ -161,6 +163,7 @@ class Worker {
         return KernelCrash(os.str());
       }
       case ChildError::Died: return KernelCrash(what + ": " + how_it_died(child_->last_status()) + " (worker)");
+      case ChildError::TooLong: return KernelCrash(what + ": answered more than a worker's answer may hold (worker killed)");
       case ChildError::CannotStart: throw std::runtime_error(what + ": cannot start the worker: " + e.what());
     }
     throw std::runtime_error(e.what());

@@ -202,8 +202,10 @@ void limit_child() {
 #endif
 }
 
-// Waits for child `pid` up to the timeout, draining `fd` (when >= 0) into `sink` meanwhile.
-Outcome wait_child(pid_t pid, int fd, std::string* sink) {
+// Waits for child `pid` up to `limit_s` (default: the timeout), draining `fd` (when >= 0) into
+// `sink` meanwhile.
+Outcome wait_child(pid_t pid, int fd, std::string* sink, double limit_s = 0) {
+  if (limit_s <= 0) limit_s = timeout_s();
   Outcome o;
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -229,7 +231,7 @@ Outcome wait_child(pid_t pid, int fd, std::string* sink) {
     }
     const pid_t w = wait4(pid, &status, WNOHANG, &ru);
     if (w == pid) break;
-    if (elapsed() > timeout_s()) {
+    if (elapsed() > limit_s) {
       o.timed_out = true;
       kill(-pid, SIGKILL);  // the child's own process group (a peer bridge it started goes too)
       kill(pid, SIGKILL);
@@ -342,7 +344,9 @@ std::vector<std::string> runnable_backends() {
     }
     close(fds[1]);
     std::string got;
-    wait_child(pid, fds[0], &got);
+    // Asking every backend starts each torch dtype's bridge (Python and torch, seconds each on a
+    // loaded machine): more than one evaluation's timeout.
+    wait_child(pid, fds[0], &got, 6 * timeout_s());
     std::vector<std::string> v;
     std::stringstream ss(got);
     std::string listed;

@@ -14,6 +14,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/case_io.h"
 #include "external/dtype_convert.h"
 #include "external/plugin_backend.h"
 #include "fuzz/campaign.h"
@@ -128,8 +129,37 @@ TEST(PluginRun, AnErrorCodeBecomesOneLine) {
   EXPECT_EQ(run_error("unknown_code"), "plugin evaluate returned 42, not an OPLAB_* code");
 }
 
-TEST(PluginRun, AWritePastTheEndOfABufferFailsTheCase) {
-  EXPECT_EQ(run_error("overrun"), "plugin wrote past the end of output");
+// external/plugin_memory.h: every tensor between inaccessible pages, the bytes near its ends
+// a signalling NaN. A stray write near a buffer fails the case by name; one further away, or
+// through a wild pointer, crashes the plugin's call, which fails the case and leaves this
+// process (not isolated: evaluate() directly) running.
+TEST(PluginRun, AWriteNearABufferFailsTheCase) {
+  EXPECT_EQ(run_error("overrun"), "plugin wrote outside output (just before or past its end)");
+  EXPECT_EQ(run_error("underrun"), "plugin wrote outside output (just before or past its end)");
+}
+
+TEST(PluginRun, AStrayAccessCrashesOnlyThePluginsCall) {
+  for (const std::string bad : {"overrun_far", "wild_pointer"}) {
+    auto b = load_plugin_backend(plugin(bad));
+    try {
+      evaluate(*b, roi_case());
+      ADD_FAILURE() << bad << " was not caught";
+    } catch (const KernelCrash& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind("plugin " + plugin(bad) + " crashed in its evaluate: killed by signal 11 (SIGSEGV)", 0), 0u) << m;
+    }
+  }
+  // And this process goes on: the next call of a good plugin answers.
+  EXPECT_EQ(evaluate(*load_plugin_backend(plugin("ok")), roi_case()).outputs.at("output").data.at(0), 1.0);
+}
+
+// A read it has no right to — past an input's end, or of an output element before writing it —
+// meets the signalling NaN, and the answer is NaN where the reference's is not.
+TEST(PluginRun, AReadOutsideWhatItWasGivenTurnsTheAnswerNaN) {
+  for (const std::string bad : {"read_past_input", "read_before_write"}) {
+    const Result r = evaluate(*load_plugin_backend(plugin(bad)), roi_case());
+    for (double v : r.outputs.at("output").data) EXPECT_TRUE(std::isnan(v)) << bad << ": " << v;
+  }
 }
 
 TEST(PluginRun, ASegfaultIsIsolatedToItsCase) {
@@ -163,6 +193,56 @@ TEST(PluginRun, ASegfaultIsIsolatedToItsCase) {
   for (const auto& f : res.failures)
     if (f.detail.find("signal 11") != std::string::npos) ++crashes;
   EXPECT_GT(crashes, 0) << progress.str();
+}
+
+// The CLI with a plugin that crashes: `eval` fails the case in one line (exit 1, as any failure
+// of a backend), and a campaign run in its own process (`--isolation none`) goes through every
+// case and records the crashes, as it does isolated.
+int run_cli(const std::string& args, std::string* err_text) {
+  const fs::path err = fs::temp_directory_path() / ("oplab_plugin_cli_" + std::to_string(::getpid()) + ".txt");
+  const std::string cmd = std::string(OPLAB_CLI) + " " + args + " >/dev/null 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(err);
+  err_text->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(err);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(PluginRun, TheCliReportsAPluginCrashAsTheCasesFailure) {
+  const fs::path dir = fs::temp_directory_path() / ("oplab_plugin_crash_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Case c = roi_case();
+  {
+    std::ofstream(dir / "case.json") << case_to_json(c).dump();
+  }
+  std::string err;
+  EXPECT_EQ(run_cli("eval " + (dir / "case.json").string() + " --backend bad --plugin " + plugin("wild_pointer"), &err), 1);
+  EXPECT_NE(err.find("crashed in its evaluate: killed by signal 11 (SIGSEGV)"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+
+  EXPECT_EQ(run_cli("campaign --op roi_align --backend bad --cases 6 --isolation none --shrink-time 0 --out " +
+                        (dir / "campaign").string() + " --plugin " + plugin("overrun_far"),
+                    &err),
+            1)
+      << err;
+  // The replay command printed for the crash registers the plugin again, and runs as printed.
+  std::ifstream in(dir / "campaign" / "summary.json");
+  const json summary = json::parse(in);
+  EXPECT_EQ(summary.at("cases").at("total").get<int>(), 6) << summary.dump();
+  EXPECT_NE(summary.dump().find("SIGSEGV"), std::string::npos) << summary.dump();
+  ASSERT_FALSE(summary.at("failures").empty());
+  const json record = read_json_file(summary["failures"][0].at("record").get<std::string>());
+  const std::string replay = record.at("replay");
+  EXPECT_NE(replay.find(" --plugin " + plugin("overrun_far")), std::string::npos) << replay;
+  EXPECT_EQ(run_cli(replay.substr(6), &err), 1) << replay << "\n" << err;  // "oplab " -> the CLI
+  fs::remove_all(dir);
+}
+
+// An external backend's name gets a suggestion too: the one registered name it begins with.
+TEST(PluginLoad, AMistypedPluginNameIsSuggested) {
+  std::string err;
+  EXPECT_EQ(run_cli("fuzz --op roi_align --cases 1 --backend bad-plugin --plugin " + plugin("ok"), &err), 2) << err;
+  EXPECT_NE(err.find("unknown backend \"bad-plugin\" (did you mean \"bad\"?)"), std::string::npos) << err;
 }
 
 // A float16 plugin receives its inputs rounded to float16 (ties to even) and its float16

@@ -9,8 +9,13 @@
  * `evaluate`: it validates each case first (the plugin only ever sees valid cases), converts
  * every input to the op's declared dtype, allocates the output and gradient buffers with the
  * shapes the case calls for, and reads them back after the call. A plugin never allocates a
- * result and never chooses a shape, so a result of the wrong size cannot be returned; writing
- * past the end of a buffer is caught by a guard zone after each one (the case fails).
+ * result and never chooses a shape, so a result of the wrong size cannot be returned.
+ *
+ * Memory: every tensor starts 64-byte aligned, in pages of its own with an inaccessible page on
+ * either side; the bytes between its ends and those pages hold a signalling NaN of its dtype. A
+ * write there fails the case; a read there turns the answer NaN; an access further out, or
+ * through a wild pointer, crashes the call, which fails the case (the call runs in a child
+ * process of its own unless oplab's caller already is one), never oplab.
  *
  * Plain C99, also valid C++: no C++ types cross this boundary. The version is in the symbol's
  * name: a later, incompatible ABI gets a new symbol and struct (oplab_plugin_v2_entry), and a
@@ -111,7 +116,9 @@ typedef struct oplab_plugin_v1 {
   /* Evaluates one case. Returns OPLAB_OK or another code with a one-line message (no newline)
    * written into `message`, a buffer of `message_size` bytes the harness owns; it reads the
    * message up to the first NUL or the end of the buffer. Called from one thread at a time,
-   * usually in a forked child process (a crash or a hang fails that case only). */
+   * always in a process other than the one that loaded the library's caller: a campaign's
+   * worker or per-case child, or a child forked for the call (a crash fails that case only;
+   * a hang is killed at the campaign's timeout). Return; never exit the process. */
   int32_t (*evaluate)(const oplab_call_v1* call, char* message, size_t message_size);
 } oplab_plugin_v1;
 

@@ -2,6 +2,7 @@
  * tests/test_plugin_backend.cpp. The kernel is trivial: roi_align's output filled with 1.0,
  * in the declared dtype (float64, so no conversion hides what the test looks at). */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,32 @@ static int32_t evaluate(const oplab_call_v1* call, char* message, size_t message
 #elif defined(BAD_OVERRUN)
   (void)message, (void)message_size;
   ((double*)call->outputs[0].data)[call->outputs[0].numel] = 7.0; /* one past the end */
+#elif defined(BAD_OVERRUN_FAR)
+  (void)message, (void)message_size;
+  /* 16 elements (128 bytes) past the end: in the inaccessible page after the buffer. */
+  ((double*)call->outputs[0].data)[call->outputs[0].numel + 16] = 7.0;
+#elif defined(BAD_UNDERRUN)
+  (void)message, (void)message_size;
+  ((double*)call->outputs[0].data)[-1] = 7.0; /* one before the start */
+#elif defined(BAD_WILD_POINTER)
+  (void)message, (void)message_size;
+  /* A garbage pointer, as a kernel that indexes with an unchecked offset makes one. */
+  {
+    volatile uintptr_t garbage = 0x10;
+    *(volatile double*)garbage = 7.0;
+  }
+#elif defined(BAD_READ_PAST_INPUT)
+  /* Reads the element after rois' last one (rois has 5 values: it lies in the fill before the
+   * next page) into every output: the fill is a signalling NaN, so the answer turns NaN. */
+  (void)message, (void)message_size;
+  for (i = 0; i < call->outputs[0].numel; ++i)
+    ((double*)call->outputs[0].data)[i] = 1.0 + 0.0 * ((const double*)call->inputs[1].data)[call->inputs[1].numel];
+  return OPLAB_OK;
+#elif defined(BAD_READ_BEFORE_WRITE)
+  /* Accumulates into its output as if it were zeroed: it reads what it never wrote. */
+  (void)message, (void)message_size;
+  for (i = 0; i < call->outputs[0].numel; ++i) ((double*)call->outputs[0].data)[i] += 1.0;
+  return OPLAB_OK;
 #elif defined(BAD_ECHO_FLOAT16)
   /* Not bad: float16 buffers, the output's elements copied bit for bit from the input's first
    * ones, so that a test sees exactly what the harness encoded and decodes it back. */
