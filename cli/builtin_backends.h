@@ -17,7 +17,7 @@ struct FailureTally {
   int64_t implementation = 0, study_variant = 0, seeded_bug = 0;
   int64_t counted = 0;  // the ones that decide the exit status
   void add(const Backend* b, bool named_explicitly, int64_t n = 1);
-  std::string describe() const;  // "3 failures: 0 of implementations, 2 seeded bugs caught, 1 study-variant departure"
+  std::string describe() const;  // "findings: 0 of implementations; expected: 2 on seeded bugs (caught), 1 on study variants (departures)"
   nlohmann::json to_json() const;
 };
 }  // namespace oplab

@@ -92,6 +92,11 @@ int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool
     if (what.rfind("fuzz: ", 0) == 0) what = verb + ": " + what.substr(6);
     std::cerr << what << '\n';
     return kUsage;
+  } catch (const BackendUnavailable& e) {  // a backend named on the command line cannot run here
+    std::string what = e.what();
+    if (what.rfind("fuzz: ", 0) == 0) what = verb + ": " + what.substr(6);
+    std::cerr << what << '\n';
+    return kUnavailable;
   } catch (const std::exception& e) {
     std::cerr << verb << ": " << e.what() << '\n';
     return kFailed;
@@ -116,7 +121,8 @@ int run_and_finish(const fuzz::CampaignOptions& o, const std::string& verb, bool
   }
   const nlohmann::json& findings = r.summary.at("findings");
   std::cout << (r.interrupted ? "interrupted" : "finished") << ": " << r.cases << " cases, " << r.checks << " checks, "
-            << r.failures.size() << " failing cases, " << findings.size() << " findings in " << fixed(r.seconds, 1)
+            << r.failures.size() << " failing cases, " << findings.size() << " records over their flip budget in "
+            << fixed(r.seconds, 1)
             << " s (" << fixed(fuzz::fuzz_rate(r.cases, r.seconds, r.shrink_seconds), 1) << " cases/s, shrinking "
             << fixed(100 * fuzz::shrink_share(r.seconds, r.shrink_seconds), 0) << "%); summary: " << o.out << "/summary.json\n";
   FailureTally tally;

@@ -24,8 +24,12 @@ static void add_backends(CLI::App& app) {
     }
     std::cout << std::left << std::setw(32) << "backend" << std::setw(16) << "role" << std::setw(5) << "runs"
               << "what it is\n";
+    // An external backend named on this command line that cannot run is the answer asked for:
+    // exit 4 (as every verb that would use it), the listing printed all the same.
+    std::vector<std::string> external_down;
     for (Backend* b : builtin_backends().all()) {
       const auto why = b->unavailable_reason();
+      if (why && !b->origin().empty()) external_down.push_back(b->name() + ": " + *why);
       std::cout << std::left << std::setw(32) << b->name() << std::setw(16) << backend_role_name(b->role())
                 << std::setw(5) << (why ? "no" : "yes") << (why ? *why : b->description()) << '\n';
       // External backends: what runs, and the ops they declare with dtype and backward.
@@ -53,6 +57,8 @@ static void add_backends(CLI::App& app) {
               << (onnxruntime_missing() ? *onnxruntime_missing() : "onnxruntime-node " + onnxruntime_version().value_or("?"))
               << "\nopencv peer: " << (opencv_version() ? "OpenCV " + *opencv_version() : std::string("not built (no libopencv-dev)"))
               << '\n';
+    for (const std::string& down : external_down) std::cerr << "backends: cannot run here: " << down << '\n';
+    if (!external_down.empty()) set_exit_code(kUnavailable);
   });
 }
 

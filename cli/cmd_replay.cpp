@@ -17,6 +17,7 @@
 #include "core/case_io.h"
 #include "fuzz/arg_parse.h"
 #include "fuzz/replay.h"
+#include "fuzz/replay_command.h"
 
 namespace oplab::cli {
 
@@ -65,9 +66,8 @@ std::string external_missing(const json& record, const std::vector<std::string>&
   const std::string name = record.value("backend", std::string());
   const std::string origin = record.value("backend_origin", std::string());
   if (origin.empty() || known(backends, name)) return "";
-  const bool exec = origin.rfind("exec: ", 0) == 0;
   return "replay: the record was found on the external backend " + name + " (" + origin + "); register it again to replay (" +
-         (exec ? "--exec " + name + "='" + origin.substr(6) + "'" : "--plugin " + origin.substr(origin.find(": ") + 2)) + ")";
+         fuzz::reregister_option(name, origin) + ")";
 }
 
 int run(const Args& a, const std::vector<std::string>& extras) {

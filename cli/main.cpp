@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/names.h"
 
 #ifndef OPLAB_VERSION
 #define OPLAB_VERSION "unknown"
@@ -68,6 +70,21 @@ std::string verb_of(const CLI::App& app) {
   return verb;
 }
 
+std::vector<std::string> verbs(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
+
+bool is_verb(CLI::App& app, const std::string& word) {
+  const std::vector<std::string> names = verbs(app);
+  return std::find(names.begin(), names.end(), word) != names.end();
+}
+
+std::string unknown_verb(const std::string& verb, CLI::App& app, const std::string& word) {
+  return unknown_name(verb, "verb", word, verbs(app)) + " (see oplab --help)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,7 +106,17 @@ int main(int argc, char** argv) {
       std::cout << app.help();
       return kOk;
     }
+    if (!is_verb(app, args[1])) {
+      std::cerr << unknown_verb("oplab help", app, args[1]) << '\n';
+      return kUsage;
+    }
     args = {args[1], "--help"};
+  }
+  // A word where the verb belongs that is none: named, with the closest verb, rather than
+  // CLI11's "A subcommand is required" (options such as --version go on to the parser).
+  if (args[0].rfind('-', 0) != 0 && !is_verb(app, args[0])) {
+    std::cerr << unknown_verb("oplab", app, args[0]) << '\n';
+    return kUsage;
   }
   try {
     // For tests/test_exit_codes.cpp: the last-resort handlers, on the main thread and another.

@@ -31,6 +31,17 @@ std::optional<std::string> closest_name(const std::string& name, const std::vect
     const size_t d = edit_distance(name, v);
     if (d < best_d && d < std::max<size_t>(name.size(), 1)) best_d = d, best = v;
   }
+  if (best || name.size() < 3) return best;
+  // Further off, but the only name that begins with it ("c-roi-align" for the
+  // "c-roi-align-clampbug" a plugin registered) or that it begins with.
+  auto starts = [](const std::string& s, const std::string& prefix) {
+    return s.size() >= prefix.size() && edit_distance(s.substr(0, prefix.size()), prefix) == 0;
+  };
+  for (const auto& v : valid)
+    if (starts(v, name) || (v.size() >= 3 && starts(name, v))) {
+      if (best) return std::nullopt;  // more than one: no single suggestion
+      best = v;
+    }
   return best;
 }
 

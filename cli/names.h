@@ -12,7 +12,9 @@ namespace oplab::cli {
 size_t edit_distance(const std::string& a, const std::string& b);
 
 // The valid name closest to `name` within distance 2 (and closer than the name is long, so
-// that "x" suggests nothing); the first in `valid` on ties. nullopt when none is that close.
+// that "x" suggests nothing); the first in `valid` on ties. When none is that close, the one
+// valid name that begins with `name` or that `name` begins with (3 characters at least), if
+// exactly one does. nullopt otherwise.
 std::optional<std::string> closest_name(const std::string& name, const std::vector<std::string>& valid);
 
 // `name` as it may be echoed: at most 60 characters, the rest elided ("...(N more chars)").

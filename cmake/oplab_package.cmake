@@ -70,10 +70,13 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/ DESTINATION ${CMAKE_INSTALL_INCLUD
 # The peer bridge: the installed CLI finds it under PREFIX/share/oplab (peer/torchvision_backend.cpp).
 file(GLOB _oplab_peer_scripts CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/peer/*.py)
 install(FILES ${_oplab_peer_scripts} DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab)
-# The Python helper of the line protocol (docs/protocol.md) and its example backends.
-install(FILES ${PROJECT_SOURCE_DIR}/python/oplab_backend.py DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab/python)
+# The Python helper of the line protocol (docs/protocol.md), the pytest front door, and the
+# example backends with their pytest test.
+install(FILES ${PROJECT_SOURCE_DIR}/python/oplab_backend.py ${PROJECT_SOURCE_DIR}/python/oplab_pytest.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab/python)
 install(FILES ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align.py ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align_f16.py
               ${PROJECT_SOURCE_DIR}/examples/python-exec/roi_align_buggy.py
+              ${PROJECT_SOURCE_DIR}/examples/python-exec/test_roi_align_fuzz.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/oplab/examples/python-exec)
 
 # The OpenCV peer links OpenCV when the build found it (peer/CMakeLists.txt): so must users of the archive.

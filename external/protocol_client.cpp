@@ -1,6 +1,7 @@
 #include "external/protocol_client.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "core/case_io.h"
 
@@ -17,6 +18,28 @@ size_t answer_bound(const Case& c, const Shape& output_shape) {
   if (c.grad_output)
     for (const std::string& n : grad_inputs(c)) elements += c.in(n).numel();
   return size_t(elements) * 40 + (size_t(1) << 20);
+}
+
+// The last line the process wrote to its stderr log (the file's last 8 KiB searched), capped and
+// with control characters as spaces: where an interpreter names what stopped it
+// ("ModuleNotFoundError: No module named 'numpy'"). "" when there is none.
+std::string last_stderr_line(const std::string& path) {
+  if (path.empty()) return "";
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 8192);
+  f.seekg(from);
+  std::string tail(size_t(size - from), '\0');
+  f.read(tail.data(), std::streamsize(tail.size()));
+  size_t end = tail.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  const size_t start = tail.find_last_of("\r\n", end);
+  std::string line = tail.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+  for (char& ch : line)
+    if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
+  return line.size() > 200 ? line.substr(0, 200) + "..." : line;
 }
 
 }  // namespace
@@ -54,7 +77,16 @@ const std::optional<std::string>& ProtocolClient::unavailable() const {
   try {
     say_hello();
   } catch (const std::exception& e) {
-    unavailable_ = std::string(e.what()) + log_note();  // callers put the backend's name first
+    // Callers put the backend's name first; what it ran and the last thing it said follow, so
+    // that "cannot start" names the command and, say, the import that failed.
+    const LineChildOptions& o = child_.options();
+    std::string ran;
+    if (o.argv.size() == 3 && o.argv[0] == "/bin/sh" && o.argv[1] == "-c") ran = o.argv[2];
+    else
+      for (const std::string& a : o.argv) ran += (ran.empty() ? "" : " ") + a;
+    const std::string said = refused_ ? "" : last_stderr_line(o.stderr_path);
+    unavailable_ = std::string(e.what()) + (ran.empty() ? "" : "; it ran: " + ran) +
+                   (said.empty() ? "" : "; its stderr ends: " + said) + log_note();
   }
   return unavailable_;
 }

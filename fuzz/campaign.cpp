@@ -19,6 +19,7 @@
 #include "fuzz/progress.h"
 #include "fuzz/prefetch.h"
 #include "fuzz/properties.h"
+#include "fuzz/replay_command.h"
 #include "fuzz/shrink.h"
 
 namespace oplab::fuzz {
@@ -69,7 +70,7 @@ Plan resolve(const CampaignOptions& opt, Registry& reg) {
   plan.against = reg.find(opt.against);
   if (!plan.against) throw std::invalid_argument("fuzz: unknown backend \"" + opt.against + "\" for --against (see `oplab backends`)");
   if (auto why = plan.against->unavailable_reason())
-    throw std::invalid_argument("fuzz: --against " + opt.against + " cannot run here: " + *why);
+    throw BackendUnavailable("fuzz: --against " + opt.against + " cannot run here: " + *why);
   if (is_all(opt.backends) && !opt.backends.empty()) {
     for (Backend* b : reg.all()) {
       if (b->opt_in()) continue;  // runs only when named
@@ -81,7 +82,7 @@ Plan resolve(const CampaignOptions& opt, Registry& reg) {
     for (const auto& name : opt.backends) {
       Backend* b = reg.find(name);
       if (!b) throw std::invalid_argument("fuzz: unknown backend \"" + name + "\" (see `oplab backends`)");
-      if (auto why = b->unavailable_reason()) throw std::invalid_argument("fuzz: backend " + name + " cannot run here: " + *why);
+      if (auto why = b->unavailable_reason()) throw BackendUnavailable("fuzz: backend " + name + " cannot run here: " + *why);
       plan.subjects.push_back(b);
     }
   }
@@ -349,7 +350,7 @@ class Runner {
                    {"found_after_cases", result_.cases},
                    {"shrunk", false},
                    {"case", case_to_json(original)},
-                   {"replay", "oplab replay " + log_.record_path(id)}};
+                   {"replay", replay_command(log_.record_path(id), b.name(), b.origin())}};
     const bool shrinking = opt_.shrink_time_s > 0;
     // Saved before shrinking: if the campaign dies while shrinking, the failure is on disk
     // (and listed by `report` and `merge`, fuzz/campaign_state.h). Without shrinking,
@@ -465,7 +466,7 @@ class Runner {
     signatures_[signature] = result_.failures.size();
     result_.failures.push_back(f);
     records_json_.push_back(record);
-    if (loud) progress_.message("  replay: oplab replay " + f.record_path);
+    if (loud) progress_.message("  replay: " + record.value("replay", std::string()));
     summary_after_failure(loud);
   }
 

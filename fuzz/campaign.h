@@ -65,8 +65,8 @@ struct CampaignResult {
 };
 
 // Throws std::invalid_argument with a one-line message for options that name an unknown op,
-// backend or property, or a backend that cannot run here. Output paths that cannot be
-// written throw std::runtime_error.
+// backend or property, BackendUnavailable for a named backend (or --against) that cannot run
+// here. Output paths that cannot be written throw std::runtime_error.
 CampaignResult run_campaign(const CampaignOptions& opt, Registry& registry, std::ostream& progress);
 
 }  // namespace oplab::fuzz

@@ -9,6 +9,7 @@
 #include "fuzz/campaign_log.h"
 #include "fuzz/campaign_records.h"
 #include "fuzz/campaign_state.h"
+#include "fuzz/replay_command.h"
 #include "fuzz/seeds.h"
 
 namespace oplab::fuzz {
@@ -99,7 +100,8 @@ json merge_campaigns(const std::vector<std::string>& dirs, const std::string& ou
   for (size_t i = 0; i < dirs.size(); ++i) {
     for (json record : failure_records(dirs[i])) {
       const std::string id = safe_id(record.value("id", std::string("unnamed")));
-      record["replay"] = "oplab replay " + log.record_path(id);
+      record["replay"] = replay_command(log.record_path(id), record.value("backend", std::string()),
+                                        record.value("backend_origin", std::string()));
       record["merged_from"] = dirs[i];
       log.save_failure(id, record, case_from_json(record.at("case")));
       failures.push_back({{"id", id}, {"op", record["op"]}, {"backend", record["backend"]},

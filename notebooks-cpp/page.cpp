@@ -75,6 +75,15 @@ std::string md_cell(const std::string& text) {
   return s;
 }
 
+std::string md_plain(const std::string& text) {
+  std::string s;
+  for (char ch : text) {
+    if (ch == '*' || ch == '_' || ch == '`' || ch == '[' || ch == ']' || ch == '<' || ch == '>' || ch == '\\') s += '\\';
+    s += ch;
+  }
+  return s;
+}
+
 void Page::table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::ostringstream md;
   md << "|";
@@ -242,6 +251,8 @@ void Page::bar_plot(const std::string& fig, const PlotOptions& opt, const std::v
   gp << preamble(fig, opt);
   gp << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n";
   gp << "set xtics rotate by -30\n";
+  gp << "set key outside top center horizontal\n";  // a legend inside would cover bars
+  for (const auto& e : opt.extra) gp << e << "\n";   // the caller's commands win over these defaults
   gp << "plot ";
   for (size_t s = 0; s < series_names.size(); ++s) {
     if (s) gp << ", \\\n     ";

@@ -87,6 +87,9 @@ class Page {
 // Text as one cell of a GFM table: '|' escaped (a bare one would split the cell), line breaks
 // turned into spaces.
 std::string md_cell(const std::string& text);
+// Text that Markdown must show as it is (a kernel's message, a divergence's description):
+// `*`, `_`, backticks, brackets and angle brackets escaped, so `2*loc - 1` is no emphasis.
+std::string md_plain(const std::string& text);
 
 std::string fmt(double v, int sig = 3);
 

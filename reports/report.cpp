@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,8 @@
 #include "core/op_desc.h"
 #include "fuzz/campaign_state.h"
 #include "notebooks-cpp/page.h"
+#include "reports/at_a_glance.h"
+#include "reports/html_finish.h"
 #include "reports/markdown_html.h"
 #include "reports/sections.h"
 #include "reports/verdict_matrix.h"
@@ -90,16 +93,9 @@ std::string embed_page(const fs::path& page_dir, const std::string& rel) {
   return md;
 }
 
-const char* kStyle = R"(<style>
-body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 2em auto; padding: 0 1em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
-th { background: #f3f3f3; }
-figure { margin: 1em 0; } figcaption { font-size: 0.85em; color: #555; }
-svg { max-width: 100%; height: auto; }
-code { background: #f6f6f6; padding: 0 0.2em; }
-h2 { border-top: 2px solid #ddd; padding-top: 1em; margin-top: 2em; }
-</style>)";
+
+// Where the table of contents goes: a paragraph of its own in the Markdown, replaced in the HTML.
+constexpr const char* kTocMarker = "OPLAB-TABLE-OF-CONTENTS";
 
 }  // namespace
 
@@ -116,6 +112,7 @@ json build(const Options& opt) {
   std::set<std::string> ops, backends, checks;
   std::vector<std::string> order;
   json inputs = json::object();
+  json campaign_summary, bench_json;  // for the first screen (reports/at_a_glance.h)
 
   // --from may be the main job's folder (campaign/, fuzz/, gradcheck.json, ...) or the output
   // folder of one campaign or fuzz campaign: each input is looked for where it can be.
@@ -124,6 +121,7 @@ json build(const Options& opt) {
   if (auto loaded = load(campaign_dir / "summary.json")) {
     report["found_inputs"].push_back(fs::relative(campaign_dir / "summary.json", from).string());
     const std::optional<json> c = as_it_stands(campaign_dir, *loaded);
+    campaign_summary = *c;
     json s = accuracy_section(*c, pages.string());
     divergences_section(*c, pages.string());
     report["accuracy"] = (*c)["records"];
@@ -176,6 +174,7 @@ json build(const Options& opt) {
   if (auto b = load(from / "bench.json")) {
     report["found_inputs"].push_back("bench.json");
     performance_section(*b, pages.string());
+    bench_json = *b;
     report["performance"] = {{"copy_bandwidth_gbs", (*b)["copy_bandwidth_gbs"]}, {"threads", (*b)["threads"]},
                              {"records", (*b)["records"]}};
     checks.insert("benchmark");
@@ -183,7 +182,7 @@ json build(const Options& opt) {
     if (b->contains("peer_versions")) inputs["peer_versions"] = (*b)["peer_versions"];
   } else {
     report["missing_inputs"].push_back("bench.json");
-    missing_section("performance", "Performance against the peer", "oplab bench", pages.string());
+    missing_section("performance", "Performance against the peers", "oplab bench", pages.string());
   }
   order.push_back("performance");
   {
@@ -222,17 +221,20 @@ json build(const Options& opt) {
 
   // index.md: contents with every page's one-line answer, then the pages.
   std::ostringstream md;
+  // First screen: what needs attention in words, then the grid; the contents follow.
   md << "# oplab report\n\nGenerated " << report["generated"].get<std::string>() << " from `" << opt.from << "`.\n\n";
+  md << at_a_glance(campaign_summary, bench_json) << "\n";
   if (report.contains("accuracy")) {
     const std::string matrix = verdict_matrix(report["accuracy"]);
     if (!matrix.empty()) md << "## Verdicts of the campaign, op x backend\n\n" << matrix << "\n";
   }
-  md << "| section | answer |\n|---|---|\n";
+  md << kTocMarker << "\n\n## Every section's answer\n\n| section | answer |\n|---|---|\n";
   for (const auto& name : order) {
     json pj = read_json_file((pages / name / "page.json").string());
     pj["page"] = "pages/" + name;
     report["sections"].push_back(pj);
-    md << "| " << nb::md_cell(pj.value("title", name)) << " | " << nb::md_cell(pj.value("answer", "")) << " |\n";
+    const std::string title = pj.value("title", name);
+    md << "| [" << nb::md_cell(title) << "](#" << anchor_id(title) << ") | " << nb::md_cell(pj.value("answer", "")) << " |\n";
   }
   auto joined = [](const std::set<std::string>& names) {
     std::string s;
@@ -248,10 +250,22 @@ json build(const Options& opt) {
   report["backends"] = std::vector<std::string>(backends.begin(), backends.end());
   report["checks"] = std::vector<std::string>(checks.begin(), checks.end());
 
-  write_text(out / "index.md", md.str());
-  const std::string body = inline_svgs(markdown_to_html(md.str()), out.string());
-  write_text(out / "index.html", "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>oplab report</title>" +
-                                     std::string(kStyle) + "</head><body>\n" + body + "</body></html>\n");
+  {
+    std::string text = md.str();  // index.md has no contents list: a Markdown viewer makes its own
+    if (const size_t at = text.find(kTocMarker); at != std::string::npos) text.erase(at, std::strlen(kTocMarker) + 2);
+    write_text(out / "index.md", text);
+  }
+  std::vector<Heading> headings;
+  std::string body = anchor_headings(markdown_to_html(md.str()), &headings);
+  body = mark_statuses(scroll_tables(inline_svgs(body, out.string())));
+  if (const size_t at = body.find("<p>" + std::string(kTocMarker) + "</p>"); at != std::string::npos)
+    body.replace(at, std::strlen(kTocMarker) + 7, table_of_contents(headings));
+  if (const size_t at = body.find("<blockquote>"); at != std::string::npos)  // the first screen's summary
+    body.replace(at, 12, "<blockquote class=\"glance\">");
+  write_text(out / "index.html",
+             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+             "content=\"width=device-width, initial-scale=1\"><title>oplab report</title>" +
+                 std::string(report_style()) + "</head><body>\n" + body + "</body></html>\n");
   write_json_file_atomic((out / "report.json").string(), report, 2);
   return report;
 }

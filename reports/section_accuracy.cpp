@@ -2,10 +2,14 @@
 // property, fuzz/campaign_records.h): verdicts against the reference, named divergences, cases/s,
 // and for float32 kernels the SPEC §9 metrics, boundary flips against their budget, a ULP
 // histogram, error against the driving parameter and a heatmap of error over the output plane.
+#include <algorithm>
 #include <map>
 
 #include "notebooks-cpp/page.h"
+#include "fuzz/replay_command.h"
+#include "reports/html_finish.h"
 #include "reports/sections.h"
+#include "reports/verdict_matrix.h"
 
 namespace oplab::report {
 
@@ -20,10 +24,75 @@ json differential_records(const json& campaign) {
   return out;
 }
 
+// What needs a reviewer first: findings, flips near their budget, the largest errors.
+void needs_attention(nb::Page& page, const json& campaign, const json& records) {
+  std::vector<std::string> lines;
+  for (const json& r : campaign.at("records")) {
+    const std::string b = r["backend"], role = role_of(campaign, r, b);
+    const int64_t f = r["verdicts"].value("DISAGREE", int64_t(0)) + r["verdicts"].value("ERROR", int64_t(0));
+    if (role == "implementation" && f)
+      lines.push_back("- **finding:** [" + r["op"].get<std::string>() + " on " + b + "](#" +
+                      anchor_id(failing_cases_heading(r["op"], b)) + "): " + std::to_string(f) + " failing cases (" +
+                      r.value("property", std::string("?")) + ")");
+    if (r.contains("finding"))
+      lines.push_back("- **finding:** " + r["op"].get<std::string>() + " on " + b + ": " + r["finding"].get<std::string>());
+  }
+  for (const json& r : records) {
+    if (!r.contains("accuracy") || r.contains("finding")) continue;
+    const json& a = r["accuracy"];
+    const double budget = a.value("flip_budget", 0.0), cases = std::max(1.0, a.value("cases", 0.0) * 1.0);
+    const double share = a.value("boundary_flips", 0.0) / cases;
+    if (budget > 0 && share >= 0.5 * budget)
+      lines.push_back("- flips near budget: " + r["op"].get<std::string>() + " on " + r["backend"].get<std::string>() +
+                      ": " + nb::fmt(100 * share, 3) + "% of cases flipped, budget " + nb::fmt(100 * budget, 3) + "%");
+  }
+  std::vector<const json*> by_error;
+  for (const json& r : records)
+    if (r.contains("accuracy") && role_of(campaign, r, r["backend"]) == "implementation") by_error.push_back(&r);
+  std::sort(by_error.begin(), by_error.end(), [](const json* a, const json* b) {
+    return (*a)["accuracy"].value("worst_error_over_bound", 0.0) > (*b)["accuracy"].value("worst_error_over_bound", 0.0);
+  });
+  for (size_t i = 0; i < std::min<size_t>(3, by_error.size()); ++i) {
+    const json& r = *by_error[i];
+    lines.push_back("- largest error: " + r["op"].get<std::string>() + " on " + r["backend"].get<std::string>() + " (" +
+                    r.value("dtype", std::string()) + "): " + nb::fmt(r["accuracy"].value("worst_error_over_bound", 0.0)) +
+                    " x its bound");
+  }
+  std::string md = "### Needs attention\n\n";
+  bool any_finding = false;
+  for (const auto& l : lines) any_finding |= l.rfind("- **finding", 0) == 0;
+  if (!any_finding) md += "No finding: no implementation fails a case, and none is over its flip budget.\n\n";
+  for (const auto& l : lines) md += l + "\n";
+  page.text(md);
+}
+
+// One table per pair with failing cases (the verdict grid links here), a few rows each.
+void failing_cases(nb::Page& page, const json& campaign) {
+  const json failures = campaign.value("failures", json::array());  // kept: by_pair points into it
+  std::map<std::pair<std::string, std::string>, std::vector<const json*>> by_pair;
+  for (const json& f : failures) by_pair[{f.value("op", ""), f.value("backend", "")}].push_back(&f);
+  if (by_pair.empty()) return;
+  const json& origins = member(member(campaign, "options"), "backend_origins");
+  constexpr size_t kShown = 5;
+  for (const auto& [pair, list] : by_pair) {
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < std::min(kShown, list.size()); ++i) {
+      const json& f = *list[i];
+      rows.push_back({f.value("property", ""), nb::md_plain(f.value("detail", "")), "`" + f.value("case", std::string()) + "`",
+                      "`" + fuzz::replay_command(f.value("record", std::string()), pair.second,
+                                                 origins.value(pair.second, std::string())) + "`"});
+    }
+    page.text("### " + failing_cases_heading(pair.first, pair.second) + "\n\n" + std::to_string(list.size()) +
+              " failing case" + (list.size() == 1 ? "" : "s") + " (role " + role_of(campaign, json(), pair.second) + ")" +
+              (list.size() > kShown ? "; the first " + std::to_string(kShown) + " below, every one in the campaign's failures/ folder." : "."));
+    page.table({"property", "what failed", "case", "replay"}, rows);
+  }
+}
+
 }  // namespace
 
 json accuracy_section(const json& campaign, const std::string& pages) {
-  nb::Page page(pages, "accuracy", "Accuracy per op and backend",
+  nb::Page page(pages, "accuracy", kAccuracyTitle,
                 "How far is each backend from the double-precision reference, and where?");
   const json records = differential_records(campaign);
   const json opts = campaign.value("options", json::object());
@@ -31,8 +100,14 @@ json accuracy_section(const json& campaign, const std::string& pages) {
   RoleFailures by_role;
   double worst_float = 0;
   std::vector<std::vector<std::string>> rows;
+  std::map<std::string, std::vector<std::string>> not_applicable;  // backend -> ops it declined entirely
   for (const json& r : records) {
     const bool fl = r.contains("accuracy");
+    const int cases = r.value("cases", 0);
+    if (cases > 0 && verdict(r, "unsupported") == cases) {
+      not_applicable[r["backend"]].push_back(r["op"]);
+      continue;
+    }
     failures += verdict(r, "DISAGREE") + verdict(r, "ERROR");
     by_role.add(role_of(campaign, r, r["backend"]), r["backend"], verdict(r, "DISAGREE") + verdict(r, "ERROR"));
     const int named = verdict(r, "named-divergence"), flipped = verdict(r, "boundary-flip");
@@ -59,7 +134,8 @@ json accuracy_section(const json& campaign, const std::string& pages) {
               std::to_string(flips) + " float32 boundary flips (" + std::to_string(findings) +
               " op x backend pairs over their flip budget); worst float32 error " + nb::fmt(worst_float) +
               " x its own error bound (pass: <= 8).");
-  page.text("Double backends (the peer, variants) must agree with `ref` to 1e-10 relative; float32 kernels must stay within "
+  needs_attention(page, campaign, records);
+  page.text("### Every op x backend\n\nDouble backends (the peer, variants) must agree with `ref` to 1e-10 relative; float32 kernels must stay within "
             "8x the per-element error bound of SPEC §9. *diff3* is the max relative error where |ref| > 1e-6 / the max "
             "absolute error elsewhere. Boundary flips are cases where float32 legitimately took a discrete decision the "
             "other way (proven by re-running the reference on the case as the backend rounds it); they are counted "
@@ -67,6 +143,19 @@ json accuracy_section(const json& campaign, const std::string& pages) {
   page.table({"op", "backend", "dtype", "cases", "agree", "named div.", "fp32 flips", "unsupp.", "fail", "worst", "diff1", "diff2",
               "diff3", "max ULP", "cases/s"},
              rows);
+  if (!not_applicable.empty()) {
+    std::string line = "Not in the table, every case unsupported (" ;
+    size_t pairs = 0;
+    for (const auto& [b, list] : not_applicable) pairs += list.size();
+    line += std::to_string(pairs) + " pairs): ";
+    bool first = true;
+    for (const auto& [b, list] : not_applicable) {
+      line += std::string(first ? "" : "; ") + nb::md_plain(b) + " (" + std::to_string(list.size()) + " ops)";
+      first = false;
+    }
+    page.text(line + ".");
+  }
+  failing_cases(page, campaign);
 
   // Named divergences, by name.
   std::vector<std::vector<std::string>> div_rows;

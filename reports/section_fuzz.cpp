@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/replay_command.h"
 #include "notebooks-cpp/page.h"
 #include "reports/sections.h"
 
@@ -33,7 +34,10 @@ json fuzz_section(const json& summaries, const std::string& pages) {
     for (const json& x : f) {
       by_role.add(role_of(opts, json(), x.value("backend", "")), x.value("backend", ""), 1);
       fails.push_back({x.value("op", ""), x.value("backend", ""), x.value("property", ""), x.value("detail", ""),
-                       "`oplab replay " + x.value("record", std::string()) + "`"});
+                       "`" +
+                           fuzz::replay_command(x.value("record", std::string()), x.value("backend", ""),
+                                                member(opts, "backend_origins").value(x.value("backend", ""), std::string())) +
+                           "`"});
     }
   }
   page.answer(std::to_string(summaries.size()) + (summaries.size() == 1 ? " campaign ran " : " campaigns ran ") +

@@ -16,7 +16,7 @@ fi
 PACKAGES=(cmake ninja-build g++ git libgtest-dev librapidcheck-dev nlohmann-json3-dev libcli11-dev
           libhalide14-0-dev libcmark-gfm-dev libcmark-gfm-extensions-dev python3-jsonschema
           python3-torchvision python3-numpy python3-pil python3-pytest gnuplot-nox pocl-opencl-icd libopencv-dev
-          python3-opencv)
+          python3-opencv chromium)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -107,6 +107,10 @@ TEST_F(Cli, SeededBugFailuresCountOnlyWhenNamed) {
   const CliRun all = run("campaign --cases 20 --op roi_align --out " + path("all"));
   EXPECT_EQ(all.code, 0) << all.out << all.err;
   EXPECT_NE(all.out.find("0 of implementations"), std::string::npos) << all.out;
+  // The words of the README's verdicts: a finding is an implementation's failure; seeded bugs'
+  // failures are expected, and the flip-budget count says what it counts.
+  EXPECT_NE(all.out.find("findings: 0 of implementations; expected: "), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find(" records over their flip budget in "), std::string::npos) << all.out;
   const json summary = read_json_file(path("all") + "/summary.json");
   EXPECT_EQ(summary.at("status"), "finished");
   const json& roles = summary.at("options").at("backend_roles");

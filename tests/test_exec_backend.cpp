@@ -75,6 +75,29 @@ TEST_F(ExecBackend, ProcessThatExitsAtOnceSaysHowItEnded) {
   EXPECT_TRUE(has(r.err, "mine") && has(r.err, "exited with status 3")) << r.err;
 }
 
+// An interpreter that cannot import what the backend needs: the line names the command that ran
+// and the import that failed (the interpreter's last stderr line), not only "exited".
+TEST_F(ExecBackend, AFailedImportIsNamedWithTheCommand) {
+  const std::string command = std::string(OPLAB_TEST_PYTHON) + " -c \"import oplab_no_such_module\"";
+  const CliRun r = run("eval " + kCase + " --backend mine --exec 'mine=" + command + "'");
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_TRUE(has(r.err, "it ran: " + command)) << r.err;
+  EXPECT_TRUE(has(r.err, "No module named 'oplab_no_such_module'")) << r.err;
+}
+
+// `backends` with an external backend that cannot run: listed, and exit 4 with the reason (as
+// every verb that would use it), not 0.
+TEST_F(ExecBackend, BackendsExitsFourWhenTheNamedBackendCannotRun) {
+  const CliRun down = run("backends --exec 'mine=exit 3'");
+  EXPECT_EQ(down.code, 4) << down.err;
+  EXPECT_EQ(lines(down.err), 1) << down.err;
+  EXPECT_TRUE(has(down.err, "cannot run here: mine:") && has(down.err, "exited with status 3")) << down.err;
+  EXPECT_TRUE(has(down.out, "mine")) << down.out;
+  const CliRun up = run("backends " + exec("ok", "ok"));
+  EXPECT_EQ(up.code, 0) << up.err;
+}
+
 TEST_F(ExecBackend, HelloOfAnotherProtocolIsRefused) {
   const CliRun r = run("eval " + kCase + " --backend bad " + exec("bad", "bad_hello"));
   EXPECT_EQ(r.code, 4) << r.err;
@@ -192,9 +215,17 @@ TEST_F(ExecBackend, ReplayNeedsTheSameExternalBackend) {
   ASSERT_EQ(fuzz("nan", 1).code, 1);
   const std::string id = summary().at("failures")[0].at("id");
   const std::string record = path("out") + "/failures/" + id + ".json";
+  // The record's replay command carries the --exec the backend needs: run as written, it replays.
+  const json rec = read_json_file(record);
+  const std::string replay = rec.at("replay");
+  EXPECT_TRUE(has(replay, "--exec ")) << replay;
+  ASSERT_EQ(replay.rfind("oplab replay ", 0), 0u) << replay;
+  const CliRun as_printed = run(replay.substr(6));
+  EXPECT_EQ(as_printed.code, 1) << replay << "\n" << as_printed.out << as_printed.err;
+  EXPECT_TRUE(has(as_printed.out, "still fails")) << as_printed.out;
   const CliRun without = run("replay " + record);
   EXPECT_EQ(without.code, 2) << without.out << without.err;
-  EXPECT_TRUE(has(without.err, "external backend bad") && has(without.err, "--exec bad=")) << without.err;
+  EXPECT_TRUE(has(without.err, "external backend bad") && has(without.err, "--exec 'bad=")) << without.err;
   const CliRun with = run("replay " + record + " " + exec("bad", "nan"));
   EXPECT_EQ(with.code, 1) << with.out << with.err;
   EXPECT_TRUE(has(with.out, "still fails")) << with.out;

@@ -82,6 +82,21 @@ TEST_F(ExitCodes, FuzzAndCampaignUnknownNamesAreUsageErrors) {
   }
 }
 
+// A word where the verb belongs that is none — also after `help` — is named with the closest
+// verb, one line, exit 2 (not CLI11's "A subcommand is required", not the main help with exit 0).
+TEST_F(ExitCodes, AnUnknownVerbIsNamedWithTheClosestOne) {
+  const CliRun typo = run("fuz --cases 1");
+  EXPECT_EQ(typo.code, 2) << typo.err;
+  EXPECT_EQ(lines(typo.err), 1u) << typo.err;
+  EXPECT_EQ(typo.err.rfind("oplab: unknown verb \"fuz\" (did you mean \"fuzz\"?); valid: ", 0), 0u) << typo.err;
+  EXPECT_TRUE(has(typo.err, "campaign") && has(typo.err, "replay")) << typo.err;
+  const CliRun help = run("help nosuch");
+  EXPECT_EQ(help.code, 2) << help.out << help.err;
+  EXPECT_EQ(lines(help.err), 1u) << help.err;
+  EXPECT_EQ(help.err.rfind("oplab help: unknown verb \"nosuch\"", 0), 0u) << help.err;
+  EXPECT_EQ(help.out, "");
+}
+
 TEST_F(ExitCodes, NoVerbPrintsHelpAndIsAUsageError) {
   const CliRun r = run("");
   EXPECT_EQ(r.code, 2);

@@ -76,7 +76,24 @@ TEST(Report, BuiltFromASmallRunValidatesAndNamesEverything) {
   EXPECT_LT(matrix, md.find("| section | answer |"));
   EXPECT_NE(md.find("| halide-cpu (implementation) |"), std::string::npos);
   EXPECT_LT(md.find("| torchvision (implementation) |"), md.find("(seeded-bug) |"));
-  EXPECT_NE(md.find("🐞 caught"), std::string::npos) << "15 cases per op catch at least one seeded bug";
+  EXPECT_NE(md.find("[**CAUGHT** "), std::string::npos) << "15 cases per op catch at least one seeded bug";
+  // The first screen says, in words, the findings, the worst error and the speed, before the grid.
+  const size_t glance = md.find("> **Findings:** ");
+  EXPECT_LT(glance, matrix);
+  EXPECT_LT(md.find("> **Worst error:** "), matrix);
+  EXPECT_LT(md.find("> **Speed, ours against the fastest peer**"), matrix);
+  // In the HTML: statuses as words with a class the stylesheet colours (no emoji needed), a
+  // table of contents whose links land on headings, tables that scroll in their own box.
+  EXPECT_NE(html.find("<td class=\"status st-caught\"><a href=\"#failing-cases-of-"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"status st-pass\">"), std::string::npos);
+  EXPECT_EQ(html.find("🐞"), std::string::npos);
+  EXPECT_EQ(html.find("🟩"), std::string::npos);
+  EXPECT_NE(html.find("<nav class=\"toc\">"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"#accuracy-per-op-and-backend\">"), std::string::npos);
+  EXPECT_NE(html.find("<h2 id=\"accuracy-per-op-and-backend\">"), std::string::npos);
+  EXPECT_NE(html.find("<h3 id=\"failing-cases-of-"), std::string::npos);
+  EXPECT_EQ(html.find("<table>"), html.find("<div class=\"scroll\"><table>") + 20);
+  EXPECT_NE(html.find("<blockquote class=\"glance\">"), std::string::npos);
   // Self-contained: figures are inline SVG, no image files referenced.
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
