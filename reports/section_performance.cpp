@@ -108,7 +108,7 @@ json performance_section(const json& bench, const std::string& pages) {
     o.logy = true;
     o.width = 1100;
     o.height = 560;
-    o.extra = {"set key off", "set xtics rotate by -60 font 'sans,9'", "set bmargin 12",
+    o.extra = {"set key off", "set xtics rotate by -60 font 'sans,9'", "set bmargin 12", "set rmargin 16",
                "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb 'black'"};
     page.bar_plot("ratios", o, categories, {"ours vs fastest peer"}, ratios);
   }
