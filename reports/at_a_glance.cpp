@@ -14,27 +14,22 @@ namespace oplab::report {
 
 namespace {
 
-int64_t failed(const json& r) {
-  const json& v = member(r, "verdicts");
-  return v.value("DISAGREE", int64_t(0)) + v.value("ERROR", int64_t(0));
-}
-
 std::string findings_line(const json& campaign) {
   // op x backend -> failing cases by property, for implementations; and flip budgets exceeded.
   std::map<std::pair<std::string, std::string>, std::map<std::string, int64_t>> failing;
   std::vector<std::string> over_budget;
   std::map<std::string, int64_t> seeded;  // seeded bug -> failures, over every op and property
-  for (const json& r : member(campaign, "records").is_array() ? campaign["records"] : json::array()) {
+  for (const json& r : campaign.value("records", json::array())) {
     const std::string op = r.value("op", ""), b = r.value("backend", ""), role = role_of(campaign, r, b);
     if (role == "seeded-bug") {
       // Only a bug that met its op counts: one whose every case was unsupported (its op was not
       // in the campaign) was neither caught nor missed.
       const int64_t unsupported = member(r, "verdicts").value("unsupported", int64_t(0));
-      if (r.value("cases", int64_t(0)) > unsupported || failed(r)) seeded[b] += failed(r);
+      if (r.value("cases", int64_t(0)) > unsupported || failing_checks(r)) seeded[b] += failing_checks(r);
       continue;
     }
     if (role != "implementation") continue;
-    if (const int64_t f = failed(r)) failing[{op, b}][r.value("property", "?")] += f;
+    if (const int64_t f = failing_checks(r)) failing[{op, b}][r.value("property", "?")] += f;
     if (r.contains("finding")) over_budget.push_back(op + " on " + b + " (" + r["finding"].get<std::string>() + ")");
   }
   std::string s = "**Findings:** ";
@@ -74,7 +69,7 @@ std::string findings_line(const json& campaign) {
 std::string worst_error_line(const json& campaign) {
   double worst = -1;
   std::string where, dtype;
-  for (const json& r : member(campaign, "records").is_array() ? campaign["records"] : json::array()) {
+  for (const json& r : campaign.value("records", json::array())) {
     if (r.value("property", "") != "differential" || !r.contains("accuracy")) continue;
     if (role_of(campaign, r, r.value("backend", "")) != "implementation") continue;
     const double w = r["accuracy"].value("worst_error_over_bound", 0.0);
@@ -93,7 +88,7 @@ std::string speed_line(const json& bench) {
   };
   std::map<std::string, Span> by_op;
   std::vector<std::string> order;
-  for (const json& r : member(bench, "records").is_array() ? bench["records"] : json::array()) {
+  for (const json& r : bench.value("records", json::array())) {
     if (r.value("peer", json::object()).contains("baseline")) continue;  // no peer has the op
     double x = 0;
     std::string peer;

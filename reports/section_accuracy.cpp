@@ -29,7 +29,7 @@ void needs_attention(nb::Page& page, const json& campaign, const json& records) 
   std::vector<std::string> lines;
   for (const json& r : campaign.at("records")) {
     const std::string b = r["backend"], role = role_of(campaign, r, b);
-    const int64_t f = r["verdicts"].value("DISAGREE", int64_t(0)) + r["verdicts"].value("ERROR", int64_t(0));
+    const int64_t f = failing_checks(r);
     if (role == "implementation" && f)
       lines.push_back("- **finding:** [" + r["op"].get<std::string>() + " on " + b + "](#" +
                       anchor_id(failing_cases_heading(r["op"], b)) + "): " + std::to_string(f) + " failing cases (" +

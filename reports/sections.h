@@ -28,6 +28,13 @@ inline const json& member(const json& j, const char* key) {
   return it == j.end() ? empty : *it;
 }
 
+// A record's failing checks: its DISAGREE and ERROR verdicts (compare/verdict.h), the count every
+// section, the grid and the first screen mean by "failing".
+inline int64_t failing_checks(const json& record) {
+  const json& v = member(record, "verdicts");
+  return v.value("DISAGREE", int64_t(0)) + v.value("ERROR", int64_t(0));
+}
+
 // The role of a backend (core/backend.h) as the JSON that mentions it records it: a record's
 // own "role", else the document's "backend_roles" map; "implementation" when neither says.
 std::string role_of(const json& doc, const json& record, const std::string& backend);

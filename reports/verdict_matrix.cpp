@@ -6,6 +6,7 @@
 
 #include "notebooks-cpp/page.h"
 #include "reports/html_finish.h"
+#include "reports/sections.h"
 
 namespace oplab::report {
 
@@ -20,7 +21,6 @@ namespace {
 using json = nlohmann::json;
 
 int64_t n(const json& r, const char* verdict) { return r.at("verdicts").value(verdict, int64_t(0)); }
-int64_t failed(const json& r) { return n(r, "DISAGREE") + n(r, "ERROR"); }
 
 // One pair: its differential record, and the failures of every property's.
 struct Pair {
@@ -75,7 +75,7 @@ std::string verdict_matrix(const json& records) {
   for (const json& r : records) {
     const std::string op = r.at("op"), b = r.at("backend");
     Pair& p = pairs[{b, op}];
-    if (const int64_t f = failed(r)) {
+    if (const int64_t f = failing_checks(r)) {
       p.failures += f;
       p.failing_properties.push_back(r.value("property", std::string("?")));
     }
