@@ -103,6 +103,11 @@ class Backend {
   // determinism property (fuzz/prop_determinism.cpp) holds it to. Declared, the two answers are
   // held to the backend's bound instead, and the record says why.
   virtual std::optional<std::string> nondeterministic(const std::string& op) const { return std::nullopt; }
+  // Every kernel path this backend's kernels for `op` can take (Result::kernel_paths names the
+  // ones a call took): a fast kernel branches (a kernel chosen by size, a specialisation, a
+  // block of channels past the first), and a path no case reaches is untested. The campaign
+  // counts the cases reaching each and names those none reached. Empty: the backend does not say.
+  virtual std::vector<std::string> kernel_paths(const std::string& op) const { return {}; }
   // What this backend is known to do differently from SPEC, each proven on its equivalent
   // case (core/divergence.h). A disagreement one of them explains is not a failure.
   virtual const std::vector<Divergence>& divergences() const {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,10 @@ struct Result {
   std::string backend;
   std::map<std::string, Tensor> outputs;  // "output"
   std::map<std::string, Tensor> grads;    // one per differentiable input the case supplies
+  // The kernel paths this evaluation took, each one of Backend::kernel_paths(op): which of its
+  // kernels the glue chose and which specialisation they ran (a campaign counts the cases that
+  // reach each path). Empty for a backend that does not say.
+  std::vector<std::string> kernel_paths;
 };
 
 // A case that breaks a rule of SPEC §7. The message is one line and starts with the op name,

@@ -315,7 +315,7 @@ class Runner {
 
   void tally(const Backend& b, const std::string& op, const Property& p, const CheckResult& r, double secs) {
     ++result_.checks;
-    records_.at(op, b, p.name, plan_.against->name()).add(r, secs);
+    records_.at(op, b, p, plan_.against->name()).add(r, secs);
     if (r.verdict == Verdict::Skipped || r.verdict == Verdict::Unsupported) {
       auto& reasons = skips_[p.name];
       const std::string why = r.detail.substr(0, 100);

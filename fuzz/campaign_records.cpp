@@ -19,6 +19,8 @@ void CampaignRecord::add(const CheckResult& r, double secs) {
     accuracy.merge(*r.accuracy);
     has_accuracy = true;
   }
+  if (counts_paths)
+    for (const std::string& path : r.kernel_paths) ++kernel_paths[path];
 }
 
 void CampaignRecord::merge(const CampaignRecord& o) {
@@ -27,6 +29,10 @@ void CampaignRecord::merge(const CampaignRecord& o) {
   for (const auto& [k, n] : o.divergences) divergences[k] += n;
   worst_agreeing = std::max(worst_agreeing, o.worst_agreeing);
   if (o.has_accuracy) accuracy.merge(o.accuracy), has_accuracy = true;
+  if (o.counts_paths) {
+    counts_paths = true;
+    for (const auto& [k, n] : o.kernel_paths) kernel_paths[k] += n;
+  }
 }
 
 int64_t CampaignRecord::count(Verdict v) const {
@@ -58,6 +64,7 @@ json CampaignRecord::to_json() const {
   if (!origin.empty()) j["backend_origin"] = origin;
   if (has_accuracy) j["accuracy"] = accuracy.to_json();
   if (const std::string f = finding(); !f.empty()) j["finding"] = f;
+  if (counts_paths) j["kernel_paths"] = kernel_paths;
   return j;
 }
 
@@ -71,6 +78,8 @@ CampaignRecord CampaignRecord::from_json(const json& j) {
   r.divergences = j.at("divergences").get<std::map<std::string, int64_t>>();
   r.worst_agreeing = j.at("worst_agreeing"), r.seconds = j.at("seconds");
   if (j.contains("accuracy")) r.accuracy = compare::AccuracyStats::from_json(j["accuracy"]), r.has_accuracy = true;
+  if (j.contains("kernel_paths"))
+    r.kernel_paths = j["kernel_paths"].get<std::map<std::string, int64_t>>(), r.counts_paths = true;
   return r;
 }
 
@@ -81,10 +90,16 @@ CampaignRecord& CampaignRecords::slot(const std::string& op, const std::string& 
   return it->second;
 }
 
-CampaignRecord& CampaignRecords::at(const std::string& op, const Backend& b, const std::string& property,
+CampaignRecord& CampaignRecords::at(const std::string& op, const Backend& b, const Property& property,
                                     const std::string& against) {
-  CampaignRecord& r = slot(op, b.name(), property);
-  if (r.op.empty()) r.op = op, r.backend = b.name(), r.role = backend_role_name(b.role()), r.property = property;
+  CampaignRecord& r = slot(op, b.name(), property.name);
+  if (r.op.empty()) {
+    r.op = op, r.backend = b.name(), r.role = backend_role_name(b.role()), r.property = property.name;
+    // Every path the backend names, so that one no case reaches reads 0.
+    const std::vector<std::string> paths = property.counts_kernel_paths ? b.kernel_paths(op) : std::vector<std::string>{};
+    r.counts_paths = !paths.empty();
+    for (const std::string& path : paths) r.kernel_paths[path] = 0;
+  }
   r.against = against;
   r.dtype = dtype_name(b.dtype(op));
   r.origin = b.origin();
@@ -149,10 +164,33 @@ void print_records(std::ostream& os, const json& records) {
       os << "    boundary flips: " << compare::AccuracyStats::from_json(r["accuracy"]).flip_summary() << '\n';
     if (r.contains("finding")) os << "  FINDING " << r["finding"].get<std::string>() << ": " << r["op"].get<std::string>()
                                   << " on " << r["backend"].get<std::string>() << '\n';
+    if (r.contains("kernel_paths")) {
+      int64_t reached = 0;
+      for (const auto& [path, k] : r["kernel_paths"].items()) reached += k.get<int64_t>() > 0;
+      os << "    kernel paths reached: " << reached << " of " << r["kernel_paths"].size() << '\n';
+    }
   }
   if (not_applicable)
     os << "(" << not_applicable << " op x backend pairs not shown: every case unsupported, e.g. a variant of another op)\n";
   os.flags(flags);
+  const std::vector<std::string> unreached = unreached_kernel_paths(records);
+  if (!unreached.empty()) {
+    os << "kernel paths no case reached (untested; draw cases that take them):\n";
+    for (const std::string& u : unreached) os << "  " << u << '\n';
+  }
+}
+
+std::vector<std::string> unreached_kernel_paths(const json& records) {
+  std::vector<std::string> out;
+  for (const json& r : records) {
+    if (!r.contains("kernel_paths")) continue;
+    // A pair whose every case was unsupported ran no kernel: no path of it is a gap of the
+    // generators.
+    if (r.value("cases", int64_t(0)) == r.at("verdicts").value("unsupported", int64_t(0))) continue;
+    for (const auto& [path, k] : r["kernel_paths"].items())
+      if (k.get<int64_t>() == 0) out.push_back(r.value("backend", "") + " " + r.value("op", "") + ": " + path);
+  }
+  return out;
 }
 
 }  // namespace oplab::fuzz

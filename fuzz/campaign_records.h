@@ -14,7 +14,10 @@
 //    "seconds"          time spent judging, and "cases_per_second",
 //    "accuracy"         float32 subjects of the differential property: compare::AccuracyStats,
 //    "finding"          present when the record itself is a finding: boundary flips over the
-//                       op's budget (compare/flip_rule.h)}
+//                       op's budget (compare/flip_rule.h),
+//    "kernel_paths"     the property that counts them (differential), on a backend that names
+//                       its kernel paths (Backend::kernel_paths): {path: cases that took it},
+//                       every path of the op listed, 0 for one no case reached}
 #include <map>
 #include <ostream>
 #include <string>
@@ -37,6 +40,8 @@ struct CampaignRecord {
   double worst_agreeing = 0, seconds = 0;
   bool has_accuracy = false;
   compare::AccuracyStats accuracy;
+  bool counts_paths = false;
+  std::map<std::string, int64_t> kernel_paths;  // every declared path, with the cases that took it
 
   void add(const CheckResult& r, double seconds);
   void merge(const CampaignRecord& other);
@@ -49,7 +54,7 @@ struct CampaignRecord {
 
 class CampaignRecords {
  public:
-  CampaignRecord& at(const std::string& op, const Backend& b, const std::string& property, const std::string& against);
+  CampaignRecord& at(const std::string& op, const Backend& b, const Property& property, const std::string& against);
   void merge(const nlohmann::json& records);  // a shard's records
   nlohmann::json to_json() const;
   // Records that are findings: {"op", "backend", "role", "property", "finding", "detail"}.
@@ -64,5 +69,8 @@ class CampaignRecords {
 // The campaign's table of records, one line each, with its divergences, forward-only counts
 // and boundary flips below it (what `oplab campaign` and `oplab fuzz` print at the end).
 void print_records(std::ostream& os, const nlohmann::json& records);
+
+// The kernel paths no case reached, per record that counts paths: "BACKEND OP: PATH" each.
+std::vector<std::string> unreached_kernel_paths(const nlohmann::json& records);
 
 }  // namespace oplab::fuzz

@@ -10,6 +10,7 @@
 
 #include <rapidcheck.h>
 
+#include "core/case.h"
 #include "core/tensor.h"
 
 namespace oplab::fuzz {
@@ -30,6 +31,21 @@ T pick_one(std::initializer_list<std::pair<int, T>> weighted) {
 template <class T>
 T pick_of(const std::vector<T>& options) {
   return options[*weighted_index(std::vector<int>(options.size(), 1))];
+}
+
+// The cases of an op drawn by `draw(0)`, and now and then, as the last pick of a case (so that
+// every other case is the one the same seed always drew, and shrinking tries the usual case
+// first), one redrawn afresh by `draw(v)` for a variant v = 1, 2, ... chosen by `weights`
+// (weights[0] for keeping the usual case). The variants reach what the usual small sizes never
+// do: the fast kernels' paths for wide images, many channels, sparse grids, closed forms
+// (Backend::kernel_paths).
+template <class Draw>
+rc::Gen<Case> sometimes_redrawn(std::vector<int> weights, Draw draw) {
+  return rc::gen::exec([weights, draw] {
+    Case c = draw(0);
+    const size_t v = *weighted_index(weights);
+    return v == 0 ? c : draw(int(v));
+  });
 }
 
 // A feature-map value: exactly 0, small multiples of 1/4 (exact in binary; they make ties for

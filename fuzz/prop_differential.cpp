@@ -4,6 +4,8 @@
 // is that divergence's verdict; a float32 subject is held to the per-element bound, its
 // boundary flips a verdict of their own. A subject without the case's backward is judged on
 // its forward (forward_only); one without the forward is unsupported.
+#include <set>
+
 #include "core/metrics.h"
 #include "compare/accuracy_stats.h"
 #include "compare/dtype_case.h"
@@ -73,15 +75,29 @@ CheckResult as_check(CheckContext& ctx, const compare::Judgement& j) {
   return r;
 }
 
+// The one judge's verdict, with the kernel paths every answer of the subject took (the case
+// itself, and any nudged copy the comparison asked), each once.
+CheckResult judge_noting_paths(CheckContext& ctx, const Case& c, const Evaluate& eval) {
+  Backend& subject = ctx.subject();
+  std::set<std::string> paths;
+  const Evaluate noting = [&](Backend& b, const Case& x) {
+    Result r = eval(b, x);
+    if (&b == &subject) paths.insert(r.kernel_paths.begin(), r.kernel_paths.end());
+    return r;
+  };
+  CheckResult r = as_check(ctx, compare::judge(subject, ctx.against(), c, noting));
+  r.kernel_paths.assign(paths.begin(), paths.end());
+  return r;
+}
+
 CheckResult judge(CheckContext& ctx, const Case& c) {
   Backend& subject = ctx.subject();
   Backend& against = ctx.against();
   // A float side's comparison evaluates the reference several times (magnitude and nudged
   // cases): it runs as a whole apart, so that a crash there fails this check only.
   if (compare::judged_by_bound(subject, c.op) || compare::judged_by_bound(against, c.op))
-    return ctx.judged_apart([&](const compare::Evaluate& eval) { return as_check(ctx, compare::judge(subject, against, c, eval)); },
-                            {&subject, &against});
-  return as_check(ctx, compare::judge(subject, against, c, ctx.evaluator()));
+    return ctx.judged_apart([&](const Evaluate& eval) { return judge_noting_paths(ctx, c, eval); }, {&subject, &against});
+  return judge_noting_paths(ctx, c, ctx.evaluator());
 }
 
 CheckResult check(CheckContext& ctx) {
@@ -139,6 +155,7 @@ Property differential_property() {
   Property p{"differential", "outputs and gradients against the oracle backend, per-backend tolerance", false, any_op, check};
   p.asks = asks;
   p.holds_for_uint8 = true;
+  p.counts_kernel_paths = true;
   return p;
 }
 

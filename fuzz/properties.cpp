@@ -202,7 +202,8 @@ CheckResult CheckContext::judged_apart(const std::function<CheckResult(const Eva
           }
           return nlohmann::json{{"verdict", compare::verdict_name(r.verdict)}, {"detail", r.detail}, {"crashed", r.crashed},
                                 {"metrics", r.metrics}, {"worst", r.worst}, {"forward_only", r.forward_only},
-                                {"accuracy", r.accuracy ? r.accuracy->to_json() : nlohmann::json()}}
+                                {"accuracy", r.accuracy ? r.accuracy->to_json() : nlohmann::json()},
+                                {"kernel_paths", r.kernel_paths}}
               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         },
         3 * iso_.timeout_s, subject_.name() + ": " + case_.op);
@@ -215,6 +216,7 @@ CheckResult CheckContext::judged_apart(const std::function<CheckResult(const Eva
     r.worst = j.at("worst").is_number() ? j.at("worst").get<double>() : 0.0;
     r.forward_only = j.at("forward_only").get<bool>();
     if (j.at("accuracy").is_object()) r.accuracy = compare::AccuracyStats::from_json(j.at("accuracy"));
+    r.kernel_paths = j.at("kernel_paths").get<std::vector<std::string>>();
     return r;
   } catch (const KernelCrash& e) {
     crashed_ = true;

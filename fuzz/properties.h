@@ -66,6 +66,9 @@ struct CheckResult {
   // float32 subject: this case's accuracy statistics (an object, not JSON: made and merged
   // once a case, JSON's build and parse cost more than the comparison itself)
   std::optional<compare::AccuracyStats> accuracy;
+  // The kernel paths the subject took on this case (Result::kernel_paths), each once: the
+  // properties that count paths (Property::counts_kernel_paths) fill it.
+  std::vector<std::string> kernel_paths;
 
   static CheckResult pass() { return {}; }
   static CheckResult explained(Verdict v, std::string name) { return with(v, std::move(name)); }
@@ -204,6 +207,10 @@ struct Property {
   // kept. Only a speed-up: a case listed wrongly is evaluated for nothing, one left out when
   // asked. Null: nothing listed.
   void (*asks)(CheckContext& ctx, std::vector<Ask>& out) = nullptr;
+  // Its verdicts carry the kernel paths the subject took (CheckResult::kernel_paths), and its
+  // campaign record counts them against the subject's Backend::kernel_paths. One property
+  // that judges every case of every backend does: the differential one.
+  bool counts_kernel_paths = false;
 };
 
 const std::vector<Property>& all_properties();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/case.h"
+#include "fuzz/gen_values.h"
 #include "fuzz/op_fuzz.h"
 
 namespace oplab::fuzz {
@@ -19,8 +20,14 @@ struct RoiShape {
   int64_t Co;  // output channels: C, or C / (PH*PW) for the position-sensitive ops
 };
 
-// Sizes, scale and box count. position_sensitive: C is a multiple of PH*PW.
-RoiShape pick_roi_shape(bool position_sensitive = false);
+// Sizes, scale and box count. position_sensitive: C is a multiple of PH*PW. wide: the sizes
+// that reach the CPU kernels' paths the small ones never do (halide/generators/kernel_widths.h):
+// an image 16 pixels wide or more (tiled copies and transposes), more channels than a block
+// (16, or 8 output channels of the position-sensitive ops), 16 bins or more a roi; one image
+// or two, a box or more.
+RoiShape pick_roi_shape(bool position_sensitive = false, bool wide = false);
+// Weights for sometimes_redrawn (gen_values.h): one case in 12 redrawn wide.
+inline std::vector<int> roi_wide_weights() { return {11, 1}; }
 // A case of `op` with edge-aimed boxes (`off`: the op's half-pixel shift, so that boxes
 // centred on a border hit it) and a grad_output.
 Case roi_case(const std::string& op, const RoiShape& s, double off);

@@ -90,6 +90,8 @@ std::string encode_result(const Result& r) {
   put_str(out, r.backend);
   put_tensors(out, r.outputs);
   put_tensors(out, r.grads);
+  put_u64(out, r.kernel_paths.size());
+  for (const std::string& path : r.kernel_paths) put_str(out, path);
   return out;
 }
 
@@ -168,6 +170,9 @@ Result decode(const std::string& bytes) {
     r.backend = in.str();
     r.outputs = in.tensors();
     r.grads = in.tensors();
+    const uint64_t paths = in.u64();
+    if (paths > bytes.size() / 8) throw std::runtime_error("truncated or malformed wire bytes");
+    for (uint64_t i = 0; i < paths; ++i) r.kernel_paths.push_back(in.str());
     in.end();
     return r;
   }

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include <HalideRuntime.h>
 
@@ -56,7 +58,17 @@ class HalideBackend : public Backend {
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);
     if (auto why = device_unavailable_reason(device_)) throw BackendUnavailable(name() + ": " + *why);
     if (auto why = started_before_fork(device_)) throw BackendUnavailable(name() + ": " + *why);
-    return op->run(c, vp, device_);
+    Result r = op->run(c, vp, device_);
+    // A path the glue does not list would be counted nowhere: the list and the calls must agree.
+    const std::vector<std::string> listed = paths_on(op->paths, device_);
+    for (const std::string& path : r.kernel_paths)
+      if (std::find(listed.begin(), listed.end(), path) == listed.end())
+        throw std::logic_error(name() + ": " + c.op + " took kernel path \"" + path + "\", which its glue does not list");
+    return r;
+  }
+  std::vector<std::string> kernel_paths(const std::string& op) const override {
+    const HalideOp* o = find_halide_op(op);
+    return o ? paths_on(o->paths, device_) : std::vector<std::string>{};
   }
 
  private:
@@ -73,6 +85,17 @@ static std::vector<HalideOp>& halide_ops() {
 }
 
 HalideOpRegistrar::HalideOpRegistrar(HalideOp op) { halide_ops().push_back(std::move(op)); }
+
+std::vector<std::string> paths_on(const std::vector<KernelPath>& paths, HalideDevice device) {
+  std::vector<std::string> out;
+  for (const KernelPath& p : paths)
+    if (p.on == PathOn::All || (p.on == PathOn::Gpu) == on_gpu(device)) out.emplace_back(p.name);
+  return out;
+}
+
+void PathLog::take(const char* path) {
+  if (std::find(taken_.begin(), taken_.end(), path) == taken_.end()) taken_.emplace_back(path);
+}
 
 const HalideOp* find_halide_op(const std::string& op) {
   for (const auto& o : halide_ops())

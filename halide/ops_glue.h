@@ -6,12 +6,34 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/case.h"
 #include "core/op_desc.h"
 #include "halide/halide_backend.h"
 
 namespace oplab::halide_glue {
+
+// A kernel path of an op (Backend::kernel_paths): a kernel the glue chooses, a specialisation
+// a kernel runs, a block of channels past the first. The CPU and GPU schedules differ (the GPU
+// ones have no channel blocks, no channels-last copy, no specialisations): a path says where
+// it exists.
+enum class PathOn { All, Cpu, Gpu };
+struct KernelPath {
+  const char* name;
+  PathOn on = PathOn::All;
+};
+std::vector<std::string> paths_on(const std::vector<KernelPath>& paths, HalideDevice device);
+
+// The paths one call took, each once (a benchmark calls the same kernels many times).
+class PathLog {
+ public:
+  void take(const char* path);
+  const std::vector<std::string>& list() const { return taken_; }
+
+ private:
+  std::vector<std::string> taken_;
+};
 
 struct HalideOp {
   std::string op;
@@ -22,6 +44,9 @@ struct HalideOp {
   // For the benchmark: converts the case to float32 buffers once and returns a call of the
   // kernels alone (the forward, or the whole backward when `backward`). Optional.
   std::function<void()> (*prepare)(const Case& c, const ValidParams& vp, HalideDevice device, bool backward) = nullptr;
+  // Every path its kernels can take; a call's Result names those it took (the call object's
+  // taken_paths()), and the backend refuses to answer with one not listed here.
+  std::vector<KernelPath> paths;
 };
 
 struct HalideOpRegistrar {
@@ -46,14 +71,17 @@ F pick_kernel(HalideDevice device, F cpu, F cuda, F opencl) {
 // Every op's glue is a call object built from a validated case and its typed params (its tensors converted to
 // float32 buffers once) with forward(), backward() (a no-op without grad_output), sync(bool
 // backward) (waits for the GPU; a no-op on the CPU), before_timed_backward() (the untimed
-// work a timed backward needs, e.g. roi_pool's argmax from the forward) and result(). These
+// work a timed backward needs, e.g. roi_pool's argmax from the forward), result() and
+// taken_paths() (the kernel paths forward() and backward() took, HalideOp::paths). These
 // two give HalideOp::run and HalideOp::prepare from it.
 template <class Call>
 Result run_call(const Case& c, const ValidParams& vp, HalideDevice device) {
   Call call(c, vp, device);
   call.forward();
   call.backward();
-  return call.result();
+  Result r = call.result();
+  r.kernel_paths = call.taken_paths();
+  return r;
 }
 
 template <class Call>

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compare/float_compare.h"
+#include "fuzz/campaign_records.h"
 #include "notebooks-cpp/page.h"
 #include "reports/html_finish.h"
 #include "reports/sections.h"
@@ -81,6 +82,23 @@ std::string worst_error_line(const json& campaign) {
          nb::fmt(compare::kDefaultBoundMultiple) + " x.";
 }
 
+// How much of our kernels' branching the campaign exercised: every path a backend names
+// (Backend::kernel_paths), and those no case reached, named (they are untested).
+std::string kernel_paths_line(const json& campaign) {
+  const json records = campaign.value("records", json::array());
+  int64_t paths = 0;
+  for (const json& r : records)
+    if (r.contains("kernel_paths")) paths += int64_t(r["kernel_paths"].size());
+  if (paths == 0) return "";
+  const std::vector<std::string> unreached = fuzz::unreached_kernel_paths(records);
+  std::string s = "**Kernel paths:** the campaign reached " + std::to_string(paths - int64_t(unreached.size())) + " of " +
+                  std::to_string(paths) + " (each kernel chosen by size, each specialisation, each block of channels)";
+  if (unreached.empty()) return s + ".";
+  s += "; **never reached** (untested): ";
+  for (size_t i = 0; i < unreached.size(); ++i) s += (i ? ", " : "") + nb::md_plain(unreached[i]);
+  return s + ".";
+}
+
 std::string speed_line(const json& bench) {
   struct Span {
     double lo = 1e300, hi = 0;
@@ -119,6 +137,8 @@ std::string at_a_glance(const json& campaign, const json& bench) {
   md += "> " + (campaign.is_object() ? findings_line(campaign) : std::string("**Findings:** no campaign was found.")) +
         "  \n";
   if (campaign.is_object()) md += "> " + worst_error_line(campaign) + "  \n";
+  if (campaign.is_object())
+    if (const std::string paths = kernel_paths_line(campaign); !paths.empty()) md += "> " + paths + "  \n";
   md += "> " + (bench.is_object() ? speed_line(bench) : std::string("**Speed:** no benchmark was found.")) + "\n";
   return md;
 }

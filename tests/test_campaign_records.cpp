@@ -89,8 +89,8 @@ TEST(CampaignRecords, CountVerdictsAndAddShardsUp) {
       fuzz::CheckResult::fail("x differs"), fuzz::CheckResult::unsupported("no backward"),
       fuzz::CheckResult::explained(Verdict::NamedDivergence, "div-a")};
   for (size_t i = 0; i < checks.size(); ++i) {
-    whole.at("roi_pool", ref, "differential", "torchvision").add(checks[i], 0.5);
-    (i % 2 ? shard1 : shard0).at("roi_pool", ref, "differential", "torchvision").add(checks[i], 0.5);
+    whole.at("roi_pool", ref, *fuzz::find_property("differential"), "torchvision").add(checks[i], 0.5);
+    (i % 2 ? shard1 : shard0).at("roi_pool", ref, *fuzz::find_property("differential"), "torchvision").add(checks[i], 0.5);
   }
   const json w = whole.to_json().at(0);
   EXPECT_EQ(w.at("cases"), 5);
@@ -110,8 +110,8 @@ TEST(CampaignRecords, BoundaryFlipsOverBudgetAreAFinding) {
   fuzz::CampaignRecords within, over;
   // Budget 5% of 40 cases: ceil(2) flips allowed.
   for (int i = 0; i < 40; ++i) {
-    within.at("roi_align", ref, "differential", "ref").add(as_check(outcome(i < 2, 0.5)), 0.01);
-    over.at("roi_align", ref, "differential", "ref").add(as_check(outcome(i < 3, 0.5)), 0.01);
+    within.at("roi_align", ref, *fuzz::find_property("differential"), "ref").add(as_check(outcome(i < 2, 0.5)), 0.01);
+    over.at("roi_align", ref, *fuzz::find_property("differential"), "ref").add(as_check(outcome(i < 3, 0.5)), 0.01);
   }
   EXPECT_TRUE(within.findings().empty()) << within.findings().dump();
   EXPECT_FALSE(within.to_json().at(0).contains("finding"));

@@ -9,8 +9,8 @@ namespace oplab::fuzz {
 namespace {
 
 rc::Gen<Case> gen() {
-  return rc::gen::exec([] {
-    const RoiShape s = pick_roi_shape();
+  return sometimes_redrawn(roi_wide_weights(), [](int wide) {
+    const RoiShape s = pick_roi_shape(false, wide);
     Case c = roi_case("deform_roi_pool", s, 0.5);
     c.params["sampling_ratio"] = pick_sampling_ratio();
     c.params["gamma"] = pick_of<double>({0.1, 0.0, 0.5, 1.0});

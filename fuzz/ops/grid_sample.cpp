@@ -54,55 +54,62 @@ double pick_grid_value(int64_t S, bool ac, bool near_image) {
   }
 }
 
-rc::Gen<Case> gen() {
-  return rc::gen::exec([] {
-    Case c;
-    c.op = "grid_sample";
-    const int nd = pick_one<int>({{3, 2}, {1, 3}});
-    const std::string mode = nd == 2 ? pick_of<std::string>({"bilinear", "nearest", "bicubic"})
-                                     : pick_of<std::string>({"bilinear", "nearest"});
-    const std::string pad = pick_of<std::string>({"zeros", "border", "reflection"});
-    const bool ac = *rc::gen::arbitrary<bool>();
-    c.params = json{{"mode", mode}, {"padding_mode", pad}, {"align_corners", ac}};
+// The variants sometimes_redrawn draws (gen_values.h): 2-D cases whose forward takes the CPU's
+// plain gather (a sparse grid: one position for more than 64 pixels,
+// halide/glue/grid_sample_path.h), and 2-D cases with more channels than a block of the
+// channels-last forward and of the grad_input scatter (halide/generators/kernel_widths.h).
+enum Variant { kUsual = 0, kSparseGrid = 1, kManyChannels = 2 };
 
-    const int64_t N = pick_one<int64_t>({{8, 1}, {2, 2}, {1, 0}});
-    // bicubic with border or reflection padding on a one-pixel axis reads one pixel through
-    // all four taps, whose slopes cancel: its grid gradient is rounding noise around 0 in any
-    // summation order, which no relative comparison can judge (docs/semantics.md); such axes
-    // have two pixels at least. Zeros padding and the other modes keep axes of one pixel.
-    const int64_t min_extent = mode == "bicubic" && pad != "zeros" ? 2 : 1;
-    Shape in{N, pick_dim(1, 2)}, grid{N};
-    for (int i = 0; i < nd; ++i) in.push_back(pick_extent(min_extent, nd == 3 ? 4 : 6));
-    for (int i = 0; i < nd; ++i) grid.push_back(pick_dim(1, nd == 3 ? 2 : 3));
-    grid.push_back(nd);
-    // Feature values drawn one by one, never one value everywhere (pick_tensor's option for
-    // max ties): on a constant image every grid gradient cancels to rounding noise as well.
-    c.inputs["input"] = *rc::gen::exec([in] {
-      Tensor t(in);
-      for (double& v : t.data) v = pick_value();
-      return t;
-    });
+Case draw(int variant) {
+  Case c;
+  c.op = "grid_sample";
+  const int nd = variant == kUsual ? pick_one<int>({{3, 2}, {1, 3}}) : 2;
+  const std::string mode = nd == 2 ? pick_of<std::string>({"bilinear", "nearest", "bicubic"})
+                                   : pick_of<std::string>({"bilinear", "nearest"});
+  const std::string pad = pick_of<std::string>({"zeros", "border", "reflection"});
+  const bool ac = *rc::gen::arbitrary<bool>();
+  c.params = json{{"mode", mode}, {"padding_mode", pad}, {"align_corners", ac}};
 
-    // Grid values: one nested pick (see pick_tensor), x along W, y along H, z along D.
-    // bicubic with border or reflection: far outside the image on both axes, all sixteen taps
-    // read one pixel and the grid gradient cancels to rounding noise, as on a one-pixel axis;
-    // its grid values stay within a pixel or two of the image (taps are still padded there).
-    const bool near_image = min_extent == 2;
-    c.inputs["grid"] = *rc::gen::exec([grid, in, nd, ac, near_image] {
-      Tensor g(grid);
-      for (size_t i = 0; i < g.data.size(); ++i) {
-        const int a = int(i % size_t(nd));
-        g.data[i] = pick_grid_value(in[size_t(2 + nd - 1 - a)], ac, near_image);
-      }
-      // Now and then one non-finite value: that position samples nothing (SPEC §12).
-      if (!g.data.empty() && pick_one<int>({{9, 0}, {1, 1}}) == 1)
-        g.data[size_t(*rc::gen::inRange<int64_t>(0, g.numel()))] =
-            pick_of<double>({std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY});
-      return g;
-    });
-    return c;
+  const int64_t N = pick_one<int64_t>({{8, 1}, {2, 2}, {1, 0}});
+  // bicubic with border or reflection padding on a one-pixel axis reads one pixel through
+  // all four taps, whose slopes cancel: its grid gradient is rounding noise around 0 in any
+  // summation order, which no relative comparison can judge (docs/semantics.md); such axes
+  // have two pixels at least. Zeros padding and the other modes keep axes of one pixel.
+  const int64_t min_extent = mode == "bicubic" && pad != "zeros" ? 2 : 1;
+  Shape in{N, variant == kManyChannels ? pick_of<int64_t>({17, 20}) : pick_dim(1, 2)}, grid{N};
+  for (int i = 0; i < nd; ++i)
+    in.push_back(variant == kSparseGrid ? pick_of<int64_t>({9, 11, 13}) : pick_extent(min_extent, nd == 3 ? 4 : 6));
+  for (int i = 0; i < nd; ++i) grid.push_back(variant == kSparseGrid ? 1 : pick_dim(1, nd == 3 ? 2 : 3));
+  grid.push_back(nd);
+  // Feature values drawn one by one, never one value everywhere (pick_tensor's option for
+  // max ties): on a constant image every grid gradient cancels to rounding noise as well.
+  c.inputs["input"] = *rc::gen::exec([in] {
+    Tensor t(in);
+    for (double& v : t.data) v = pick_value();
+    return t;
   });
+
+  // Grid values: one nested pick (see pick_tensor), x along W, y along H, z along D.
+  // bicubic with border or reflection: far outside the image on both axes, all sixteen taps
+  // read one pixel and the grid gradient cancels to rounding noise, as on a one-pixel axis;
+  // its grid values stay within a pixel or two of the image (taps are still padded there).
+  const bool near_image = min_extent == 2;
+  c.inputs["grid"] = *rc::gen::exec([grid, in, nd, ac, near_image] {
+    Tensor g(grid);
+    for (size_t i = 0; i < g.data.size(); ++i) {
+      const int a = int(i % size_t(nd));
+      g.data[i] = pick_grid_value(in[size_t(2 + nd - 1 - a)], ac, near_image);
+    }
+    // Now and then one non-finite value: that position samples nothing (SPEC §12).
+    if (!g.data.empty() && pick_one<int>({{9, 0}, {1, 1}}) == 1)
+      g.data[size_t(*rc::gen::inRange<int64_t>(0, g.numel()))] =
+          pick_of<double>({std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY});
+    return g;
+  });
+  return c;
 }
+
+rc::Gen<Case> gen() { return sometimes_redrawn({20, 1, 1}, draw); }
 
 std::vector<Mutation> mutations() {
   return {

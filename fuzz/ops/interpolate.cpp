@@ -95,8 +95,46 @@ Case antialias_case(const std::string& mode) {
   return c;
 }
 
+// sometimes_redrawn's variant (gen_values.h): sizes whose every axis has a closed form in the
+// CPU kernels (halide/generators/interpolate_paths.h), which the usual draws meet a few times
+// in a thousand cases: out = 2 in for nearest, linear and cubic (in 5 or 6, long enough for the
+// backward's usual reach; or 1, where cubic with align_corners fits), in = 2 out or 4 out for
+// area; sizes given as `size`, so that the scale is exactly 1/2 (the fixed-weight forms), or
+// for linear and cubic now and then as a factor a hair above 2 (the closed taps with the
+// tables' weights).
+Case closed_form_case(int nd) {
+  Case c;
+  c.op = "interpolate";
+  // The modes with more closed forms (linear and cubic: x, y, z, fixed weights, the backward's)
+  // twice as often as nearest and area.
+  const std::string interp = nd == 1 ? "linear" : nd == 2 ? "bilinear" : "trilinear";
+  const std::string mode = pick_of<std::string>({interp, nd == 2 ? "bicubic" : interp, "nearest", "area"});
+  const bool interpolating = mode == interp || mode == "bicubic", area = mode == "area";
+  Shape shape{pick_one<int64_t>({{3, 1}, {1, 2}}), pick_dim(1, 2)};
+  json size = json::array();
+  for (int i = 0; i < nd; ++i) {
+    if (area) {
+      const int64_t out = pick_dim(1, nd == 3 ? 2 : 3), factor = pick_of<int64_t>({2, 4});
+      shape.push_back(out * factor), size.push_back(out);
+    } else {
+      const int64_t in = pick_of<int64_t>(nd == 3 ? std::vector<int64_t>{5, 1} : std::vector<int64_t>{5, 6, 1});
+      shape.push_back(in), size.push_back(2 * in);
+    }
+  }
+  c.params = json{{"mode", mode}};
+  if (interpolating) c.params["align_corners"] = pick_of<json>({json(false), json(nullptr), json(true)});
+  if (interpolating && pick_one<int>({{3, 0}, {1, 1}}) == 1) {
+    c.params["scale_factor"] = 2.0 + std::ldexp(1.0, -40);  // floor(in * sf) = 2 in; 1/sf is not 1/2
+    c.params["recompute_scale_factor"] = false;
+  } else {
+    c.params["size"] = size;
+  }
+  c.inputs["input"] = pick_tensor(shape);
+  return c;
+}
+
 rc::Gen<Case> gen() {
-  return rc::gen::exec([] {
+  return sometimes_redrawn({5, 1}, [](int closed_forms) {
     Case c;
     c.op = "interpolate";
     const int nd = pick_one<int>({{3, 2}, {2, 1}, {1, 3}});
@@ -106,6 +144,7 @@ rc::Gen<Case> gen() {
     if (nd == 3) modes.push_back("trilinear");
     const std::string mode = pick_of(modes);
     const bool interpolating = mode == "linear" || mode == "bilinear" || mode == "bicubic" || mode == "trilinear";
+    if (closed_forms) return closed_form_case(nd);
 
     Shape shape{pick_one<int64_t>({{8, 1}, {2, 2}, {1, 0}}), pick_dim(1, 2)};
     for (int i = 0; i < nd; ++i) shape.push_back(pick_extent(1, nd == 3 ? 4 : 7));

@@ -10,8 +10,8 @@ namespace oplab::fuzz {
 namespace {
 
 rc::Gen<Case> gen() {
-  return rc::gen::exec([] {
-    Case c = roi_case("ps_roi_align", pick_roi_shape(true), 0.5);
+  return sometimes_redrawn(roi_wide_weights(), [](int wide) {
+    Case c = roi_case("ps_roi_align", pick_roi_shape(true, wide), 0.5);
     c.params["sampling_ratio"] = pick_sampling_ratio();
     return c;
   });

@@ -10,7 +10,7 @@ namespace oplab::fuzz {
 namespace {
 
 rc::Gen<Case> gen() {
-  return rc::gen::exec([] { return roi_case("ps_roi_pool", pick_roi_shape(true), 0.0); });
+  return sometimes_redrawn(roi_wide_weights(), [](int wide) { return roi_case("ps_roi_pool", pick_roi_shape(true, wide), 0.0); });
 }
 
 void features(const Case& c, std::set<std::string>& f) {

@@ -9,9 +9,9 @@ namespace oplab::fuzz {
 namespace {
 
 rc::Gen<Case> gen() {
-  return rc::gen::exec([] {
+  return sometimes_redrawn(roi_wide_weights(), [](int wide) {
     const bool aligned = *rc::gen::arbitrary<bool>();
-    Case c = roi_case("roi_align", pick_roi_shape(), aligned ? 0.5 : 0.0);
+    Case c = roi_case("roi_align", pick_roi_shape(false, wide), aligned ? 0.5 : 0.0);
     c.params["sampling_ratio"] = pick_sampling_ratio();
     c.params["aligned"] = aligned;
     c.params["pool_mode"] = pick_one<std::string>({{3, "avg"}, {1, "max"}});

@@ -8,7 +8,7 @@ namespace oplab::fuzz {
 namespace {
 
 rc::Gen<Case> gen() {
-  return rc::gen::exec([] { return roi_case("roi_pool", pick_roi_shape(), 0.0); });
+  return sometimes_redrawn(roi_wide_weights(), [](int wide) { return roi_case("roi_pool", pick_roi_shape(false, wide), 0.0); });
 }
 
 void features(const Case& c, std::set<std::string>& f) {

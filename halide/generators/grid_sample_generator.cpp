@@ -7,6 +7,7 @@
 // image, its weight and the weight's derivative in the grid value); a position reads the
 // product of its two axes' taps; every sum is float32.
 #include "grid_sample_taps.h"
+#include "kernel_widths.h"
 
 using namespace Halide;
 using namespace oplab_grid;
@@ -202,7 +203,7 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
       // 8 channels per task, not a full AVX-512 vector of 16: the 16 planes a task scatters
       // into overflow the cache (bench shape: 0.39 s at 16, 0.25 s at 8 or 4).
       grad_input.update()
-          .split(c, co, ci, 8, TailStrategy::GuardWithIf)
+          .split(c, co, ci, oplab_widths::kGridScatterLanes, TailStrategy::GuardWithIf)
           .reorder(ci, rq, rx, ry, co, n)
           .vectorize(ci)
           .fuse(co, n, cn)

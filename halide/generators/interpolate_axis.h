@@ -255,7 +255,7 @@ class InterpAxisTaps {
       case InterpKind::Nearest:
         // floor(d * 0.5f) = d / 2; the readers of s are 2s and 2s + 1.
         closed_.push_back({kXUpsample2, [=](Expr d, Expr, bool m) { return min(L(d / 2, m), last); },
-                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }, 2, {}, {}, {}, {}});
+                           [=](Expr s, bool m) { return min(L(2 * s + 1, m), out_last); }, kClosedReachNearest, {}, {}, {}, {}});
         break;
       case InterpKind::Linear:
         // src = d/2 - 1/4: i0 = floor((d-1)/2) (0 at d = 0, where src clamps to 0), i1 = i0 + 1
@@ -268,7 +268,7 @@ class InterpAxisTaps {
                              Expr i0 = max(L((d - 1) / 2, m), 0);
                              return select(k == 0, i0, min(L(i0 + 1, m), last));
                            },
-                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }, 5, {}, {}, {}, {}});
+                           [=](Expr s, bool m) { return min(L(2 * s + 2, m), out_last); }, kClosedReachLinear, {}, {}, {}, {}});
         // align_corners=false, scale 1/2: src = d/2 - 1/4, so lambda is 3/4 at even d and 1/4
         // at odd d, exactly; at d = 0 src clamps to 0: weights 1 and 0 (input 1 is still
         // read, a zero-weight tap: inf there is NaN, as in the reference). In quarters, as
@@ -290,7 +290,7 @@ class InterpAxisTaps {
         // i = floor((d-1)/2), taps i-1..i+2 clamped; the last reader of s is 2s + 4. (The
         // reach of linear and cubic counts the zero-weight taps of the clamped borders.)
         closed_.push_back({kXUpsample2, [=](Expr d, Expr k, bool m) { return clamp(L((d - 1) / 2 - 1 + k, m), 0, last); },
-                           [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }, 8,
+                           [=](Expr s, bool m) { return min(L(2 * s + 4, m), out_last); }, kClosedReachCubic,
                            [=](Expr d, int k) { return (d - 1) / 2 - 1 + k; }, [](int) { return 0; },
                            {{-2, 0, 2}}, {}});
         // align_corners=false, scale 1/2: t = 3/4 at even d (including d = 0, src = -1/4),
@@ -315,7 +315,7 @@ class InterpAxisTaps {
         // kernel's requirement (sizes_fit) names the path, not an out-of-bounds access.
         for (auto [path, r] : {std::pair<int, int>{kXPool2, 2}, {kXPool4, 4}})
           closed_.push_back({path, [=](Expr d, Expr k, bool m) { return min(L(d * r + k, m), last); },
-                             [=](Expr s, bool) { return s / r; }, 1, {}, {}, {}, {}});
+                             [=](Expr s, bool) { return s / r; }, kClosedReachArea, {}, {}, {}, {}});
         break;
     }
   }

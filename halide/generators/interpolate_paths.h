@@ -18,4 +18,13 @@ enum XPath : int {
   kXUpsample2Half = 4,
 };
 
+// The reach (the most outputs that read one input) for which the backward kernels run their
+// closed form along x (interpolate_axis.h): the usual one of that form; at other reaches (a
+// short axis, whose clamped border reads one input more or fewer times) the same path runs with
+// run-time bounds.
+constexpr int kClosedReachNearest = 2;
+constexpr int kClosedReachLinear = 5;
+constexpr int kClosedReachCubic = 8;
+constexpr int kClosedReachArea = 1;
+
 }  // namespace oplab_interp

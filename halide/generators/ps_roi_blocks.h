@@ -27,7 +27,7 @@
 namespace oplab_halide {
 
 // Output channels per block on the CPU; 1 on the GPU (a thread computes one channel).
-constexpr int kPsLanes = 8;
+constexpr int kPsLanes = oplab_widths::kPsLanes;
 inline int ps_channel_lanes(const Halide::Target& t) { return t.has_gpu_feature() ? 1 : kPsLanes; }
 
 // The extents of the 6-D view (x, y, pw, ph, c, n) of a feature map (or its gradient).

@@ -109,7 +109,11 @@ class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
 
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
-    schedule_ps_forward(output, res, acc, r, blk, b, input.dim(0).extent(), get_target().has_gpu_feature());
+    // The bins end at W - 1 (exclusive, clamped: the last column is never read), so the block
+    // copied for a task is W - 1 pixels wide, and its tiles of 16 (which shift the last one
+    // inwards) need 16 of those: at W = 16 the last tile would start at x = -1 (caught by the
+    // campaign once it drew images 16 wide, the kernel path of ps_roi_pool.cpp's glue).
+    schedule_ps_forward(output, res, acc, r, blk, b, input.dim(0).extent() - 1, get_target().has_gpu_feature());
   }
 };
 

@@ -209,7 +209,7 @@ class RoiPoolForward : public Generator<RoiPoolForward> {
       RVar s = steps.x;
       Var b = bins.b;
       output.update().split(c, cb, cl, kLanes, TailStrategy::GuardWithIf).reorder(pw, ph, cl, s, cb).parallel(cb);
-      output.update().specialize(Func(output).output_buffers()[0].dim(0).extent() >= 16).vectorize(pw, 16, TailStrategy::GuardWithIf);
+      output.update().specialize(Func(output).output_buffers()[0].dim(0).extent() >= oplab_widths::kRoiPoolWideBins).vectorize(pw, 16, TailStrategy::GuardWithIf);
       output.update().vectorize(pw, 8, TailStrategy::GuardWithIf);
       ord.schedule_cpu();
       bins.schedule_cpu();

@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "kernel_widths.h"
 
 namespace oplab_halide {
 
@@ -87,7 +88,7 @@ void promise_zero_mins(B& b) {
 // 16-lane gather, and a task owning a block of channels scans every roi race-free. The copy in
 // is a transpose of 16 x 16 tiles (see schedule_blocked_copy). On the GPU the blocked Funcs are
 // inlined, so they are only index arithmetic.
-constexpr int kLanes = 16;
+constexpr int kLanes = oplab_widths::kRoiLanes;
 
 // On the GPU a thread computes one channel, so there a block is one channel wide (lanes 1:
 // blk(0, x, y, c, n) is channel c). Were blocks 16 wide there, a thread would compute a Func

@@ -59,6 +59,31 @@ int weight_chunks(int64_t rows, int64_t weight_numel, bool gpu) {
 
 // One evaluation: the float32 tensors and their views, built once (the benchmark then times
 // the kernel calls alone).
+// The kernel paths (HalideOp::paths): the CPU kernels are specialised for one offset group
+// (D == 1: the forward's GEMM, grad_input, grad_weight) and for one weight group (G == 1:
+// the backward's Gcol); the GPU ones are not.
+constexpr const char* kNothing = "nothing to sample: the bias, without a kernel call";
+constexpr const char* kForwardGpu = "forward";
+constexpr const char* kForwardOneOffsetGroup = "forward: one offset group";
+constexpr const char* kForwardOffsetGroups = "forward: several offset groups";
+constexpr const char* kBackwardGpu = "backward";
+constexpr const char* kBackwardOneGroup = "backward: one weight group";
+constexpr const char* kBackwardGroups = "backward: several weight groups";
+constexpr const char* kBackwardOneOffsetGroup = "backward: one offset group";
+constexpr const char* kBackwardOffsetGroups = "backward: several offset groups";
+
+const std::vector<KernelPath> kDcnPaths = {
+    {kNothing},
+    {kForwardGpu, PathOn::Gpu},
+    {kForwardOneOffsetGroup, PathOn::Cpu},
+    {kForwardOffsetGroups, PathOn::Cpu},
+    {kBackwardGpu, PathOn::Gpu},
+    {kBackwardOneGroup, PathOn::Cpu},
+    {kBackwardGroups, PathOn::Cpu},
+    {kBackwardOneOffsetGroup, PathOn::Cpu},
+    {kBackwardOffsetGroups, PathOn::Cpu},
+};
+
 class DcnCall {
  public:
   DcnCall(const Case& cs, const ValidParams& vp, HalideDevice device) : p_(vp.as<DeformConvParams>()) {
@@ -105,7 +130,12 @@ class DcnCall {
       release(*b);
   }
 
+  const std::vector<std::string>& taken_paths() const { return paths_.list(); }
+
   void forward() {
+    if (!work_) paths_.take(kNothing);
+    else if (on_gpu(device_)) paths_.take(kForwardGpu);
+    else paths_.take(p_.D == 1 ? kForwardOneOffsetGroup : kForwardOffsetGroups);
     if (!work_) {
       const int64_t plane = p_.Ho * p_.Wo;
       for (int64_t n = 0; n < p_.N; ++n)
@@ -130,6 +160,12 @@ class DcnCall {
         g_b_.data[size_t(o)] = float(s);
       }
       return;
+    }
+    if (on_gpu(device_)) {
+      paths_.take(kBackwardGpu);
+    } else {
+      paths_.take(p_.G == 1 ? kBackwardOneGroup : kBackwardGroups);
+      paths_.take(p_.D == 1 ? kBackwardOneOffsetGroup : kBackwardOffsetGroups);
     }
     auto gi = OPLAB_KERNEL(deform_conv2d_grad_input, device_);
     auto gom = OPLAB_KERNEL(deform_conv2d_grad_offset_mask, device_);
@@ -224,6 +260,7 @@ class DcnCall {
   int dx() const { return to_int32(p_.dw, "dilation"); }
 
   DeformConvParams p_;
+  PathLog paths_;
   bool work_ = false, has_grad_ = false;
   HalideDevice device_ = HalideDevice::Cpu;
   int64_t Cg_ = 0, Cog_ = 0;
@@ -238,7 +275,7 @@ class DcnCall {
 
 std::optional<std::string> supported_always(const Case&) { return std::nullopt; }
 
-const HalideOpRegistrar registrar({"deform_conv2d", run_call<DcnCall>, supported_always, prepare_call<DcnCall>});
+const HalideOpRegistrar registrar({"deform_conv2d", run_call<DcnCall>, supported_always, prepare_call<DcnCall>, kDcnPaths});
 
 }  // namespace
 

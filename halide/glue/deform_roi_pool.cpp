@@ -26,6 +26,11 @@ namespace oplab::halide_glue {
 
 namespace {
 
+constexpr const char* kForwardOffset = "forward with offset";
+constexpr const char* kForwardPlain = "forward without offset";
+constexpr const char* kBackwardOffset = "backward with offset";
+constexpr const char* kBackwardPlain = "backward without offset";
+
 class DeformRoiPoolCall : public RoiCall {
  public:
   DeformRoiPoolCall(const Case& c, const ValidParams& vp, HalideDevice device)
@@ -42,7 +47,7 @@ class DeformRoiPoolCall : public RoiCall {
   }
 
   void forward() {
-    if (!work_) return;
+    if (!note_call(p_.has_offset ? kForwardOffset : kForwardPlain, blocking(), false)) return;
     const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
     int status;
     if (p_.has_offset)
@@ -53,7 +58,7 @@ class DeformRoiPoolCall : public RoiCall {
   }
 
   void backward() {
-    if (!work_ || !has_grad_) return;
+    if (!has_grad_ || !note_call(p_.has_offset ? kBackwardOffset : kBackwardPlain, blocking(), true)) return;
     int status;
     if (p_.has_offset)
       status = OPLAB_KERNEL(deform_roi_pool_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, s_.scale, s_.sr, p_.gamma, s_.grid, off_b_,
@@ -74,13 +79,16 @@ class DeformRoiPoolCall : public RoiCall {
   }
 
  private:
+  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, true}; }
   DeformRoiPoolParams p_;
   RoiSampling s_;
   TensorF offset_, goff_;
   Buf off_b_, goff_b_;
 };
 
-const HalideOpRegistrar registrar({"deform_roi_pool", run_call<DeformRoiPoolCall>, nullptr, prepare_call<DeformRoiPoolCall>});
+const HalideOpRegistrar registrar({"deform_roi_pool", run_call<DeformRoiPoolCall>, nullptr, prepare_call<DeformRoiPoolCall>,
+                                   roi_paths({{kForwardOffset}, {kForwardPlain}, {kBackwardOffset}, {kBackwardPlain}},
+                                             kRoiChannelBlocks, true)});
 
 }  // namespace
 

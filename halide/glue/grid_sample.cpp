@@ -32,6 +32,7 @@
 #include "grid_sample_plain_fwd_cpu.h"
 #include "grid_sample_plain_fwd_cuda.h"
 #include "grid_sample_plain_fwd_opencl.h"
+#include "halide/generators/kernel_widths.h"
 #include "halide/glue/grid_sample_path.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
@@ -55,6 +56,45 @@ bool grid_sample_channels_last(int64_t positions, int64_t pixels) {
 namespace {
 
 using Buf = Halide::Runtime::Buffer<float>;
+
+// The kernel paths (HalideOp::paths).
+constexpr const char* kNothing = "nothing to sample: zeros without a kernel call";
+constexpr const char* kForward2d = "forward 2-D";
+constexpr const char* kPlainGather = "forward 2-D: plain gather (sparse grid)";
+constexpr const char* kBilinearZeros = "forward 2-D channels-last: bilinear, zeros";
+constexpr const char* kBilinearBorder = "forward 2-D channels-last: bilinear, border";
+constexpr const char* kBilinearReflection = "forward 2-D channels-last: bilinear, reflection";
+constexpr const char* kNearestZeros = "forward 2-D channels-last: nearest, zeros";
+constexpr const char* kNearestBorder = "forward 2-D channels-last: nearest, border";
+constexpr const char* kNearestReflection = "forward 2-D channels-last: nearest, reflection";
+constexpr const char* kBicubicZeros = "forward 2-D channels-last: bicubic, zeros";
+constexpr const char* kBicubicBorder = "forward 2-D channels-last: bicubic, border";
+constexpr const char* kBicubicReflection = "forward 2-D channels-last: bicubic, reflection";
+constexpr const char* kChannelBlocks = "forward 2-D channels-last: more than 16 channels (several blocks)";
+constexpr const char* kForward3d = "forward 3-D";
+constexpr const char* kBackward2d = "backward 2-D";
+constexpr const char* kScatterBlocks = "backward 2-D: more than 8 channels (several scatter blocks)";
+constexpr const char* kBackward3d = "backward 3-D";
+
+const std::vector<KernelPath> kGridSamplePaths = {
+    {kNothing},
+    {kForward2d, PathOn::Gpu},  // both kernel names compile to the same GPU code
+    {kPlainGather, PathOn::Cpu},
+    {kBilinearZeros, PathOn::Cpu},
+    {kBilinearBorder, PathOn::Cpu},
+    {kBilinearReflection, PathOn::Cpu},
+    {kNearestZeros, PathOn::Cpu},
+    {kNearestBorder, PathOn::Cpu},
+    {kNearestReflection, PathOn::Cpu},
+    {kBicubicZeros, PathOn::Cpu},
+    {kBicubicBorder, PathOn::Cpu},
+    {kBicubicReflection, PathOn::Cpu},
+    {kChannelBlocks, PathOn::Cpu},
+    {kForward3d},
+    {kBackward2d},
+    {kScatterBlocks, PathOn::Cpu},
+    {kBackward3d},
+};
 
 int mode_code(GridMode m) { return m == GridMode::Bilinear ? 0 : m == GridMode::Nearest ? 1 : 2; }
 int padding_code(GridPadding p) { return p == GridPadding::Zeros ? 0 : p == GridPadding::Border ? 1 : 2; }
@@ -85,20 +125,26 @@ class GridSampleCall {
   }
 
   void forward() {
-    if (!work_) return;
-    auto fwd = three_d()                                               ? OPLAB_KERNEL(grid_sample3d_fwd, device_)
-               : grid_sample_channels_last(p_.Ho * p_.Wo, p_.H * p_.W) ? OPLAB_KERNEL(grid_sample_fwd, device_)
-                                                                       : OPLAB_KERNEL(grid_sample_plain_fwd, device_);
+    if (!work_) return paths_.take(kNothing);
+    const bool channels_last = grid_sample_channels_last(p_.Ho * p_.Wo, p_.H * p_.W);
+    note_forward_path(channels_last);
+    auto fwd = three_d()        ? OPLAB_KERNEL(grid_sample3d_fwd, device_)
+               : channels_last ? OPLAB_KERNEL(grid_sample_fwd, device_)
+                               : OPLAB_KERNEL(grid_sample_plain_fwd, device_);
     check(fwd(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), out_b_), ctx_, "grid_sample forward");
   }
 
   void backward() {
     if (!work_ || !has_grad_) return;
+    paths_.take(three_d() ? kBackward3d : kBackward2d);
+    if (!three_d() && device_ == HalideDevice::Cpu && p_.C > oplab_widths::kGridScatterLanes) paths_.take(kScatterBlocks);
     auto gi = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_input, device_) : OPLAB_KERNEL(grid_sample_grad_input, device_);
     auto gg = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_grid, device_) : OPLAB_KERNEL(grid_sample_grad_grid, device_);
     check(gi(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gi_b_), ctx_, "grid_sample grad_input");
     check(gg(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gg_b_), ctx_, "grid_sample grad_grid");
   }
+
+  const std::vector<std::string>& taken_paths() const { return paths_.list(); }
 
   Result result() {
     if (work_) {
@@ -131,7 +177,22 @@ class GridSampleCall {
   int padding() const { return padding_code(p_.padding); }
   int ac() const { return p_.align_corners ? 1 : 0; }
 
+  // The forward's path (kGridSamplePaths): on the CPU the 2-D channels-last kernel is
+  // specialised on mode and padding and works in blocks of channels.
+  void note_forward_path(bool channels_last) {
+    if (three_d()) return paths_.take(kForward3d);
+    if (device_ != HalideDevice::Cpu) return paths_.take(kForward2d);
+    if (!channels_last) return paths_.take(kPlainGather);
+    static const char* const kSpecialised[3][3] = {
+        {kBilinearZeros, kBilinearBorder, kBilinearReflection},
+        {kNearestZeros, kNearestBorder, kNearestReflection},
+        {kBicubicZeros, kBicubicBorder, kBicubicReflection}};
+    paths_.take(kSpecialised[mode()][padding()]);
+    if (p_.C > oplab_widths::kWidestFloatVector) paths_.take(kChannelBlocks);
+  }
+
   GridSampleParams p_;
+  PathLog paths_;
   HalideDevice device_;
   bool work_ = false, has_grad_ = false;
   CallContext ctx_;
@@ -140,7 +201,8 @@ class GridSampleCall {
 };
 
 // Every valid case has kernels: 4-D and 5-D, each mode the spec allows for its rank.
-const HalideOpRegistrar registrar({"grid_sample", run_call<GridSampleCall>, nullptr, prepare_call<GridSampleCall>});
+const HalideOpRegistrar registrar({"grid_sample", run_call<GridSampleCall>, nullptr, prepare_call<GridSampleCall>,
+                                   kGridSamplePaths});
 
 }  // namespace
 

@@ -106,6 +106,7 @@ using ForwardFn = int (*)(const void*, halide_buffer_t*, double, double, double,
 using BackwardFn = ForwardFn;
 
 struct Kernels {
+  const char* name;  // its kernel path (kInterpPaths)
   Kind kind;
   int dims;
   ForwardFn fwd_cpu, fwd_cuda, fwd_opencl;
@@ -113,16 +114,16 @@ struct Kernels {
 };
 
 const Kernels kKernels[] = {
-    {Kind::Nearest, 1, interp_nearest1_fwd_cpu, interp_nearest1_fwd_cuda, interp_nearest1_fwd_opencl, interp_nearest1_bwd_cpu, interp_nearest1_bwd_cuda, interp_nearest1_bwd_opencl},
-    {Kind::Nearest, 2, interp_nearest2_fwd_cpu, interp_nearest2_fwd_cuda, interp_nearest2_fwd_opencl, interp_nearest2_bwd_cpu, interp_nearest2_bwd_cuda, interp_nearest2_bwd_opencl},
-    {Kind::Nearest, 3, interp_nearest3_fwd_cpu, interp_nearest3_fwd_cuda, interp_nearest3_fwd_opencl, interp_nearest3_bwd_cpu, interp_nearest3_bwd_cuda, interp_nearest3_bwd_opencl},
-    {Kind::Linear, 1, interp_linear1_fwd_cpu, interp_linear1_fwd_cuda, interp_linear1_fwd_opencl, interp_linear1_bwd_cpu, interp_linear1_bwd_cuda, interp_linear1_bwd_opencl},
-    {Kind::Linear, 2, interp_linear2_fwd_cpu, interp_linear2_fwd_cuda, interp_linear2_fwd_opencl, interp_linear2_bwd_cpu, interp_linear2_bwd_cuda, interp_linear2_bwd_opencl},
-    {Kind::Linear, 3, interp_linear3_fwd_cpu, interp_linear3_fwd_cuda, interp_linear3_fwd_opencl, interp_linear3_bwd_cpu, interp_linear3_bwd_cuda, interp_linear3_bwd_opencl},
-    {Kind::Cubic, 2, interp_cubic2_fwd_cpu, interp_cubic2_fwd_cuda, interp_cubic2_fwd_opencl, interp_cubic2_bwd_cpu, interp_cubic2_bwd_cuda, interp_cubic2_bwd_opencl},
-    {Kind::Area, 1, interp_area1_fwd_cpu, interp_area1_fwd_cuda, interp_area1_fwd_opencl, interp_area1_bwd_cpu, interp_area1_bwd_cuda, interp_area1_bwd_opencl},
-    {Kind::Area, 2, interp_area2_fwd_cpu, interp_area2_fwd_cuda, interp_area2_fwd_opencl, interp_area2_bwd_cpu, interp_area2_bwd_cuda, interp_area2_bwd_opencl},
-    {Kind::Area, 3, interp_area3_fwd_cpu, interp_area3_fwd_cuda, interp_area3_fwd_opencl, interp_area3_bwd_cpu, interp_area3_bwd_cuda, interp_area3_bwd_opencl},
+    {"nearest 1-D", Kind::Nearest, 1, interp_nearest1_fwd_cpu, interp_nearest1_fwd_cuda, interp_nearest1_fwd_opencl, interp_nearest1_bwd_cpu, interp_nearest1_bwd_cuda, interp_nearest1_bwd_opencl},
+    {"nearest 2-D", Kind::Nearest, 2, interp_nearest2_fwd_cpu, interp_nearest2_fwd_cuda, interp_nearest2_fwd_opencl, interp_nearest2_bwd_cpu, interp_nearest2_bwd_cuda, interp_nearest2_bwd_opencl},
+    {"nearest 3-D", Kind::Nearest, 3, interp_nearest3_fwd_cpu, interp_nearest3_fwd_cuda, interp_nearest3_fwd_opencl, interp_nearest3_bwd_cpu, interp_nearest3_bwd_cuda, interp_nearest3_bwd_opencl},
+    {"linear 1-D", Kind::Linear, 1, interp_linear1_fwd_cpu, interp_linear1_fwd_cuda, interp_linear1_fwd_opencl, interp_linear1_bwd_cpu, interp_linear1_bwd_cuda, interp_linear1_bwd_opencl},
+    {"linear 2-D", Kind::Linear, 2, interp_linear2_fwd_cpu, interp_linear2_fwd_cuda, interp_linear2_fwd_opencl, interp_linear2_bwd_cpu, interp_linear2_bwd_cuda, interp_linear2_bwd_opencl},
+    {"linear 3-D", Kind::Linear, 3, interp_linear3_fwd_cpu, interp_linear3_fwd_cuda, interp_linear3_fwd_opencl, interp_linear3_bwd_cpu, interp_linear3_bwd_cuda, interp_linear3_bwd_opencl},
+    {"cubic 2-D", Kind::Cubic, 2, interp_cubic2_fwd_cpu, interp_cubic2_fwd_cuda, interp_cubic2_fwd_opencl, interp_cubic2_bwd_cpu, interp_cubic2_bwd_cuda, interp_cubic2_bwd_opencl},
+    {"area 1-D", Kind::Area, 1, interp_area1_fwd_cpu, interp_area1_fwd_cuda, interp_area1_fwd_opencl, interp_area1_bwd_cpu, interp_area1_bwd_cuda, interp_area1_bwd_opencl},
+    {"area 2-D", Kind::Area, 2, interp_area2_fwd_cpu, interp_area2_fwd_cuda, interp_area2_fwd_opencl, interp_area2_bwd_cpu, interp_area2_bwd_cuda, interp_area2_bwd_opencl},
+    {"area 3-D", Kind::Area, 3, interp_area3_fwd_cpu, interp_area3_fwd_cuda, interp_area3_fwd_opencl, interp_area3_bwd_cpu, interp_area3_bwd_cuda, interp_area3_bwd_opencl},
 };
 
 const Kernels& kernels_for(Kind kind, int dims) {
@@ -334,12 +335,95 @@ struct Prepared {
   }
 };
 
+// The kernel paths (HalideOp::paths): the kernel of each mode and rank (nearest-exact runs
+// nearest's), antialias's, and on the CPU each closed form along each axis where a kernel
+// reads it (interpolate_paths.h): per axis, not per combination of axes, which the kernels
+// specialise on as well.
+constexpr const char* kNothing = "nothing to compute: zeros without a kernel call";
+constexpr const char* kAntialias = "antialias";
+constexpr const char* kNearestX2 = "forward x: closed-form 2x (nearest)";
+constexpr const char* kLinearX2 = "forward x: closed-form 2x (linear)";
+constexpr const char* kLinearX2Half = "forward x: closed-form 2x with fixed weights (linear)";
+constexpr const char* kLinearY2 = "forward y: closed-form 2x (linear)";
+constexpr const char* kLinearZ2 = "forward z: closed-form 2x (linear)";
+constexpr const char* kCubicX2 = "forward x: closed-form 2x (cubic)";
+constexpr const char* kCubicX2Half = "forward x: closed-form 2x with fixed weights (cubic)";
+constexpr const char* kCubicY2 = "forward y: closed-form 2x (cubic)";
+constexpr const char* kAreaX2 = "forward x: pools of 2 (area)";
+constexpr const char* kAreaX4 = "forward x: pools of 4 (area)";
+constexpr const char* kAreaY2 = "forward y: pools of 2 (area)";
+constexpr const char* kAreaY4 = "forward y: pools of 4 (area)";
+constexpr const char* kBackNearestX2 = "backward x: closed-form 2x (nearest)";
+constexpr const char* kBackLinearX2 = "backward x: closed-form 2x (linear)";
+constexpr const char* kBackCubicX2 = "backward x: closed-form 2x (cubic)";
+constexpr const char* kBackAreaX2 = "backward x: pools of 2 (area)";
+constexpr const char* kBackAreaX4 = "backward x: pools of 4 (area)";
+
+std::vector<KernelPath> interp_paths() {
+  std::vector<KernelPath> paths = {{kNothing}, {kAntialias}};
+  for (const Kernels& k : kKernels) paths.push_back({k.name});
+  for (const char* p : {kNearestX2, kLinearX2, kLinearX2Half, kLinearY2, kLinearZ2, kCubicX2, kCubicX2Half, kCubicY2,
+                        kAreaX2, kAreaX4, kAreaY2, kAreaY4, kBackNearestX2, kBackLinearX2, kBackCubicX2, kBackAreaX2,
+                        kBackAreaX4})
+    paths.push_back({p, PathOn::Cpu});
+  return paths;
+}
+
+// The closed forms a call's CPU kernels run (the forward's per axis it reads; the backward's
+// along x at the form's usual reach).
+void note_closed_forms(const Call& c, bool backward, PathLog& log) {
+  using namespace oplab_interp;
+  const Kind kind = c.k->kind;
+  const int x = c.path[0], y = c.path[1], z = c.path[2];
+  switch (kind) {
+    case Kind::Nearest:
+      if (x == kXUpsample2) log.take(kNearestX2);
+      if (backward && x == kXUpsample2 && c.reach[0] == kClosedReachNearest) log.take(kBackNearestX2);
+      break;
+    case Kind::Linear:
+    case Kind::Cubic: {
+      const bool linear = kind == Kind::Linear;
+      if (x == kXUpsample2) log.take(linear ? kLinearX2 : kCubicX2);
+      if (x == kXUpsample2Half) log.take(linear ? kLinearX2Half : kCubicX2Half);
+      if (c.k->dims >= 2 && y == kXUpsample2) log.take(linear ? kLinearY2 : kCubicY2);
+      if (linear && c.k->dims == 3 && z == kXUpsample2) log.take(kLinearZ2);
+      const bool closed_x = x == kXUpsample2 || x == kXUpsample2Half;
+      if (backward && closed_x && c.reach[0] == (linear ? kClosedReachLinear : kClosedReachCubic))
+        log.take(linear ? kBackLinearX2 : kBackCubicX2);
+      break;
+    }
+    case Kind::Area:
+      if (x == kXPool2) log.take(kAreaX2);
+      if (x == kXPool4) log.take(kAreaX4);
+      if (c.k->dims >= 2 && y == kXPool2) log.take(kAreaY2);
+      if (c.k->dims >= 2 && y == kXPool4) log.take(kAreaY4);
+      if (backward && c.reach[0] == kClosedReachArea) {
+        if (x == kXPool2) log.take(kBackAreaX2);
+        if (x == kXPool4) log.take(kBackAreaX4);
+      }
+      break;
+  }
+}
+
 Result run_interpolate(const Case& c, const ValidParams& vp, HalideDevice device) {
-  if (vp.as<InterpParams>().antialias) return run_interpolate_antialias(c, vp.as<InterpParams>(), device);
-  Prepared e(c, vp.as<InterpParams>(), device, c.grad_output.has_value());
+  const InterpParams& p = vp.as<InterpParams>();
+  PathLog paths;
+  if (p.N * p.C == 0) paths.take(kNothing);
+  if (p.antialias) {
+    Result r = run_interpolate_antialias(c, p, device);
+    if (p.N * p.C > 0) paths.take(kAntialias);
+    r.kernel_paths = paths.list();
+    return r;
+  }
+  Prepared e(c, p, device, c.grad_output.has_value());
+  if (e.k.planes > 0) {
+    paths.take(e.k.k->name);
+    if (device == HalideDevice::Cpu) note_closed_forms(e.k, c.grad_output.has_value(), paths);
+  }
   e.forward();
   e.fetch(e.out_b);
   Result r;
+  r.kernel_paths = paths.list();
   r.outputs["output"] = to_double(e.output);
   if (c.grad_output) {
     e.backward();
@@ -366,7 +450,7 @@ std::function<void()> prepare(const Case& c, const ValidParams& vp, HalideDevice
 // Every mode and rank of SPEC §6 and antialias (§16) has kernels.
 std::optional<std::string> unsupported(const Case&) { return std::nullopt; }
 
-const HalideOpRegistrar registrar({"interpolate", run_interpolate, unsupported, prepare});
+const HalideOpRegistrar registrar({"interpolate", run_interpolate, unsupported, prepare, interp_paths()});
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "halide/generators/kernel_widths.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
 #include "ms_deform_attn_fwd_cpu.h"
@@ -31,6 +32,14 @@ Buf view_as(TensorF& t, std::initializer_list<int64_t> extents) {
   for (int64_t x : extents) e.push_back(to_int32(x, "a buffer extent"));
   return host_buffer(t.data.data(), e);
 }
+
+// The kernel paths (HalideOp::paths). On the CPU the kernels are vectorised over the head
+// dimension, with a guarded tail: a head dimension of 16 or more fills whole vectors.
+constexpr const char* kNothing = "nothing to sample: zeros without a kernel call";
+constexpr const char* kForward = "forward";
+constexpr const char* kBackward = "backward";
+constexpr const char* kFullVectors = "head dimension of 16 or more: whole vectors";
+const std::vector<KernelPath> kMsdaPaths = {{kNothing}, {kForward}, {kBackward}, {kFullVectors, PathOn::Cpu}};
 
 class MsdaCall {
  public:
@@ -65,14 +74,19 @@ class MsdaCall {
     if (levels_b_.raw_buffer()->device) levels_b_.device_free();
   }
 
+  const std::vector<std::string>& taken_paths() const { return paths_.list(); }
+
   void forward() {
-    if (!work_) return;
+    if (!work_) return paths_.take(kNothing);
+    paths_.take(kForward);
+    if (device_ == HalideDevice::Cpu && p_.Dh >= oplab_widths::kWidestFloatVector) paths_.take(kFullVectors);
     check(OPLAB_KERNEL(ms_deform_attn_fwd, device_)(&ctx_, value_b_, levels_b_, loc_b_, aw_b_, out_b_), ctx_,
           "ms_deform_attn forward");
   }
 
   void backward() {
     if (!work_ || !has_grad_) return;
+    paths_.take(kBackward);
     check(OPLAB_KERNEL(ms_deform_attn_grad_value, device_)(&ctx_, value_b_, levels_b_, loc_b_, aw_b_, gout_b_, gv_b_),
           ctx_, "ms_deform_attn grad_value");
     check(OPLAB_KERNEL(ms_deform_attn_grad_points, device_)(&ctx_, value_b_, levels_b_, loc_b_, aw_b_, gout_b_, gl_b_,
@@ -108,6 +122,7 @@ class MsdaCall {
 
  private:
   MsDeformAttnParams p_;
+  PathLog paths_;
   HalideDevice device_;
   bool work_ = false, has_grad_ = false;
   CallContext ctx_;
@@ -119,7 +134,7 @@ class MsdaCall {
 
 std::optional<std::string> supported_always(const Case&) { return std::nullopt; }
 
-const HalideOpRegistrar registrar({"ms_deform_attn", run_call<MsdaCall>, supported_always, prepare_call<MsdaCall>});
+const HalideOpRegistrar registrar({"ms_deform_attn", run_call<MsdaCall>, supported_always, prepare_call<MsdaCall>, kMsdaPaths});
 
 }  // namespace
 

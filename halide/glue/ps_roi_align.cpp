@@ -27,13 +27,13 @@ class PsRoiAlignCall : public PsRoiCall {
         s_(roi_sampling(p_.spatial_scale, p_.sampling_ratio, c.in("rois"), p_.PH, p_.PW, ref::kAlignedBox)) {}
 
   void forward() {
-    if (!work_) return;
+    if (!note_call(kForward, blocking(), false)) return;
     check(OPLAB_KERNEL(ps_roi_align_fwd, device_)(&ctx_, in_b_, rois_b_, s_.scale, s_.sr, s_.grid, out_b_), ctx_,
           "ps_roi_align forward");
   }
 
   void backward() {
-    if (!work_ || !has_grad_) return;
+    if (!has_grad_ || !note_call(kBackward, blocking(), true)) return;
     check(OPLAB_KERNEL(ps_roi_align_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, s_.scale, s_.sr, s_.grid, gin_b_),
           ctx_, "ps_roi_align backward");
   }
@@ -42,7 +42,8 @@ class PsRoiAlignCall : public PsRoiCall {
   RoiSampling s_;
 };
 
-const HalideOpRegistrar registrar({"ps_roi_align", run_call<PsRoiAlignCall>, nullptr, prepare_call<PsRoiAlignCall>});
+const HalideOpRegistrar registrar({"ps_roi_align", run_call<PsRoiAlignCall>, nullptr, prepare_call<PsRoiAlignCall>,
+                                   PsRoiAlignCall::paths()});
 
 }  // namespace
 

@@ -23,20 +23,28 @@ class PsRoiPoolCall : public PsRoiCall {
  public:
   PsRoiPoolCall(const Case& c, const ValidParams& vp, HalideDevice device) : PsRoiCall(c, vp, device, "ps_roi_pool") {}
 
+  // The forward's bins never read the last column: its tasks copy W - 1 of them.
+  Blocking blocking() const {
+    Blocking b = PsRoiCall::blocking();
+    b.copied_width_less = 1;
+    return b;
+  }
+
   void forward() {
-    if (!work_) return;
+    if (!note_call(kForward, blocking(), false)) return;
     check(OPLAB_KERNEL(ps_roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, p_.spatial_scale, out_b_), ctx_,
           "ps_roi_pool forward");
   }
 
   void backward() {
-    if (!work_ || !has_grad_) return;
+    if (!has_grad_ || !note_call(kBackward, blocking(), true)) return;
     check(OPLAB_KERNEL(ps_roi_pool_bwd, device_)(&ctx_, in_b_, rois_b_, gout_b_, p_.spatial_scale, gin_b_), ctx_,
           "ps_roi_pool backward");
   }
 };
 
-const HalideOpRegistrar registrar({"ps_roi_pool", run_call<PsRoiPoolCall>, nullptr, prepare_call<PsRoiPoolCall>});
+const HalideOpRegistrar registrar({"ps_roi_pool", run_call<PsRoiPoolCall>, nullptr, prepare_call<PsRoiPoolCall>,
+                                   PsRoiPoolCall::paths()});
 
 }  // namespace
 

@@ -42,7 +42,13 @@ class PsRoiCall : public RoiCall {
     if (has_grad_) gin_b_ = ps_view(gin_, p_.PH, p_.PW);
   }
 
+  static constexpr const char* kForward = "forward";
+  static constexpr const char* kBackward = "backward";
+  // Both ops' paths (HalideOp::paths): blocks of output channels, tiles on the CPU.
+  static std::vector<KernelPath> paths() { return roi_paths({{kForward}, {kBackward}}, kPsChannelBlocks, true); }
+
  protected:
+  Blocking blocking() const { return {p_.Co, oplab_widths::kPsLanes, kPsChannelBlocks, true}; }
   PsRoiParams p_;
 };
 

@@ -25,6 +25,11 @@ namespace oplab::halide_glue {
 
 namespace {
 
+constexpr const char* kForwardAvg = "forward avg";
+constexpr const char* kForwardMax = "forward max";
+constexpr const char* kBackwardAvg = "backward avg";
+constexpr const char* kBackwardMax = "backward max";
+
 class RoiAlignCall : public RoiCall {
  public:
   RoiAlignCall(const Case& c, const ValidParams& vp, HalideDevice device)
@@ -35,7 +40,7 @@ class RoiAlignCall : public RoiCall {
   }
 
   void forward() {
-    if (!work_) return;
+    if (!note_call(p_.mode == PoolMode::Avg ? kForwardAvg : kForwardMax, blocking(), false)) return;
     const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
     const bool a = p_.aligned;
     int status;
@@ -47,7 +52,7 @@ class RoiAlignCall : public RoiCall {
   }
 
   void backward() {
-    if (!work_ || !has_grad_) return;
+    if (!has_grad_ || !note_call(p_.mode == PoolMode::Avg ? kBackwardAvg : kBackwardMax, blocking(), true)) return;
     const bool a = p_.aligned;
     int status;
     if (p_.mode == PoolMode::Avg)
@@ -58,11 +63,13 @@ class RoiAlignCall : public RoiCall {
   }
 
  private:
+  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, true}; }
   RoiAlignParams p_;
   RoiSampling s_;
 };
 
-const HalideOpRegistrar registrar({"roi_align", run_call<RoiAlignCall>, nullptr, prepare_call<RoiAlignCall>});
+const HalideOpRegistrar registrar({"roi_align", run_call<RoiAlignCall>, nullptr, prepare_call<RoiAlignCall>,
+                                   roi_paths({{kForwardAvg}, {kForwardMax}, {kBackwardAvg}, {kBackwardMax}}, kRoiChannelBlocks, true)});
 
 }  // namespace
 

@@ -9,10 +9,31 @@
 #include <vector>
 
 #include "core/case.h"
+#include "halide/generators/kernel_widths.h"
 #include "halide/glue/roi_order.h"
 #include "halide/halide_glue.h"
+#include "halide/ops_glue.h"
 
 namespace oplab::halide_glue {
+
+// The kernel paths the RoI ops share (HalideOp::paths): no call at all, and on the CPU the
+// 16 x 16 tiles in which an image 16 or more pixels wide is copied into channel blocks (a
+// narrower one goes a column at a time), several blocks of channels, and in the backward the
+// tiles in which the gradient is transposed back (wide image and a full block of channels;
+// roi_sampling.h, ps_roi_blocks.h).
+constexpr const char* kRoiNothing = "nothing to compute: zeros without a kernel call";
+constexpr const char* kRoiWideRows = "image 16 or more pixels wide: copied in 16 x 16 tiles";
+constexpr const char* kRoiWideScatter = "backward: gradient transposed in tiles (wide image, a full channel block)";
+constexpr const char* kRoiChannelBlocks = "more than 16 channels: several channel blocks";
+constexpr const char* kPsChannelBlocks = "more than 8 output channels: several channel blocks";
+// `blocks`: the name of the several-blocks path, which says the op's block width.
+inline std::vector<KernelPath> roi_paths(std::vector<KernelPath> own, const char* blocks, bool wide_scatter) {
+  own.push_back({kRoiNothing});
+  own.push_back({kRoiWideRows, PathOn::Cpu});
+  own.push_back({blocks, PathOn::Cpu});
+  if (wide_scatter) own.push_back({kRoiWideScatter, PathOn::Cpu});
+  return own;
+}
 
 class RoiCall {
  public:
@@ -42,6 +63,8 @@ class RoiCall {
   }
 
   void before_timed_backward() {}
+
+  const std::vector<std::string>& taken_paths() const { return paths_.list(); }
 
   // The order in which the CPU kernels visit the rois (roi_order.h), for the kernels that take
   // it; `scale` is the kernels' spatial scale. One more element keeps the data pointer valid
@@ -74,6 +97,35 @@ class RoiCall {
 
  protected:
   using Buf = Halide::Runtime::Buffer<float>;
+
+  // How the op's CPU kernels block channels: `channels` (the output channels of the
+  // position-sensitive ops, the input's of the others) in blocks of `lanes`, the several-blocks
+  // path's name, and whether the backward transposes its gradient in tiles (roi_paths).
+  struct Blocking {
+    int64_t channels;
+    int lanes;
+    const char* blocks;
+    bool wide_scatter;
+    // The width of the block a forward task copies: W, or W - 1 for ps_roi_pool, whose bins
+    // never read the last column (its generator specialises on that width).
+    int64_t copied_width_less = 0;
+  };
+  // Notes a kernel call's path `own` and the shared CPU paths it takes. False when there is
+  // nothing to compute (then no kernel is called).
+  bool note_call(const char* own, const Blocking& b, bool backward) {
+    if (!work_) {
+      paths_.take(kRoiNothing);
+      return false;
+    }
+    paths_.take(own);
+    if (device_ != HalideDevice::Cpu) return true;
+    const bool wide = input_.shape[3] >= oplab_widths::kRoiLanes;
+    if (!backward && input_.shape[3] - b.copied_width_less >= oplab_widths::kRoiLanes) paths_.take(kRoiWideRows);
+    if (!backward && b.channels > b.lanes) paths_.take(b.blocks);
+    if (backward && b.wide_scatter && wide && b.channels >= b.lanes) paths_.take(kRoiWideScatter);
+    return true;
+  }
+  PathLog paths_;
   std::string op_;
   bool work_ = false, has_grad_ = false;
   HalideDevice device_;

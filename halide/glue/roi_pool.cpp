@@ -20,6 +20,10 @@ namespace oplab::halide_glue {
 
 namespace {
 
+constexpr const char* kForward = "forward";
+constexpr const char* kBackward = "backward";
+constexpr const char* kWideBins = "16 or more bins a roi: stored 16 at a time";
+
 class RoiPoolCall : public RoiCall {
  public:
   RoiPoolCall(const Case& c, const ValidParams& vp, HalideDevice device)
@@ -48,7 +52,8 @@ class RoiPoolCall : public RoiCall {
   }
 
   void forward() {
-    if (!work_) return;
+    if (!note_call(kForward, blocking(), false)) return;
+    if (!on_gpu(device_) && p_.PH * p_.PW >= oplab_widths::kRoiPoolWideBins) paths_.take(kWideBins);
     const int ph = to_int32(p_.PH, "output_size"), pw = to_int32(p_.PW, "output_size");
     const bool gpu = on_gpu(device_);
     const int status = OPLAB_KERNEL(roi_pool_fwd, device_)(&ctx_, in_b_, rois_b_, scale_, ph, pw, order_b_,
@@ -58,7 +63,7 @@ class RoiPoolCall : public RoiCall {
   }
 
   void backward() {
-    if (!work_ || !has_grad_) return;
+    if (!has_grad_ || !note_call(kBackward, blocking(), true)) return;
     if (!forward_done_) forward();  // the argmax comes from the forward
     const int status = OPLAB_KERNEL(roi_pool_bwd, device_)(&ctx_, argmax_b_, rois_b_, gout_b_, gin_b_);
     check(status, ctx_, "roi_pool backward");
@@ -68,6 +73,8 @@ class RoiPoolCall : public RoiCall {
   void before_timed_backward() { forward(); }
 
  private:
+  // The backward scatters through the argmax: no tiles of the gradient.
+  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, false}; }
   RoiPoolParams p_;
   bool forward_done_ = false;
   float scale_ = 1;
@@ -76,7 +83,8 @@ class RoiPoolCall : public RoiCall {
   Buf out_flat_b_;
 };
 
-const HalideOpRegistrar registrar({"roi_pool", run_call<RoiPoolCall>, nullptr, prepare_call<RoiPoolCall>});
+const HalideOpRegistrar registrar({"roi_pool", run_call<RoiPoolCall>, nullptr, prepare_call<RoiPoolCall>,
+                                   roi_paths({{kForward}, {kBackward}, {kWideBins, PathOn::Cpu}}, kRoiChannelBlocks, false)});
 
 }  // namespace
 

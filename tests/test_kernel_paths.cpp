@@ -1,0 +1,158 @@
+// Kernel paths (Backend::kernel_paths, halide/ops_glue.h): each Halide call names the paths it
+// took, as the conditions of the kernels' specialisations and of the glue's choices say (the
+// expected lists below are derived by hand from those conditions,
+// halide/generators/kernel_widths.h); the answer carries them over the wire; a campaign record
+// counts the cases per path and names the paths none reached. The coverage of the default
+// campaign itself is test_kernel_paths_campaign.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/backend.h"
+#include "fuzz/campaign_records.h"
+#include "fuzz/properties.h"
+#include "fuzz/wire.h"
+#include "tests/halide_backends.h"
+
+namespace oplab {
+namespace {
+
+using json = nlohmann::json;
+using Paths = std::set<std::string>;
+
+Paths paths_of(Backend& b, const Case& c) {
+  const Result r = evaluate(b, c);
+  EXPECT_EQ(Paths(r.kernel_paths.begin(), r.kernel_paths.end()).size(), r.kernel_paths.size()) << "a path twice";
+  return Paths(r.kernel_paths.begin(), r.kernel_paths.end());
+}
+
+Tensor filled(Shape s, double v) { return Tensor(std::move(s), v); }
+
+Case roi_align_case(int64_t C, int64_t W, int64_t K) {
+  Case c;
+  c.op = "roi_align";
+  c.params = {{"output_size", {2, 2}}, {"spatial_scale", 1.0}, {"sampling_ratio", 2}, {"aligned", false}, {"pool_mode", "avg"}};
+  c.inputs["input"] = filled({1, C, 3, W}, 0.5);
+  Tensor rois({K, 5}, 0.0);
+  for (int64_t k = 0; k < K; ++k) rois.at(k, 3) = 4.0, rois.at(k, 4) = 2.0;
+  c.inputs["rois"] = rois;
+  c.grad_output = filled({K, C, 2, 2}, 1.0);
+  return c;
+}
+
+Case grid_sample_case(int64_t C, int64_t HW, int64_t grid_hw, const std::string& mode, const std::string& pad) {
+  Case c;
+  c.op = "grid_sample";
+  c.params = {{"mode", mode}, {"padding_mode", pad}, {"align_corners", false}};
+  c.inputs["input"] = filled({1, C, HW, HW}, 0.25);
+  c.inputs["grid"] = filled({1, grid_hw, grid_hw, 2}, 0.1);
+  c.grad_output = filled({1, C, grid_hw, grid_hw}, 1.0);
+  return c;
+}
+
+Case interpolate_case(const std::string& mode, int64_t in, int64_t out) {
+  Case c;
+  c.op = "interpolate";
+  c.params = {{"mode", mode}, {"size", {out}}};
+  if (mode == "linear") c.params["align_corners"] = false;
+  c.inputs["input"] = filled({1, 1, in}, 0.5);
+  c.grad_output = filled({1, 1, out}, 1.0);
+  return c;
+}
+
+class KernelPaths : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelPaths, RoiAlignNamesItsTilesAndBlocksOnTheCpuOnly) {
+  Backend* b = runnable_backend(GetParam(), "paths");
+  if (!b) GTEST_SKIP();
+  const bool cpu = GetParam() == "halide-cpu";
+  // 17 channels (two blocks of 16) on an image 16 pixels wide: the tiled copy and transpose.
+  Paths wide = {"forward avg", "backward avg"};
+  if (cpu)
+    wide.insert({"image 16 or more pixels wide: copied in 16 x 16 tiles", "more than 16 channels: several channel blocks",
+                 "backward: gradient transposed in tiles (wide image, a full channel block)"});
+  EXPECT_EQ(paths_of(*b, roi_align_case(17, 16, 1)), wide);
+  EXPECT_EQ(paths_of(*b, roi_align_case(3, 5, 1)), (Paths{"forward avg", "backward avg"}));
+  EXPECT_EQ(paths_of(*b, roi_align_case(3, 5, 0)), Paths{"nothing to compute: zeros without a kernel call"});
+  // Every path named is one the backend lists.
+  const std::vector<std::string> listed = b->kernel_paths("roi_align");
+  for (const std::string& p : wide) EXPECT_NE(std::find(listed.begin(), listed.end(), p), listed.end()) << p;
+  EXPECT_EQ(listed.size(), cpu ? 8u : 5u);
+}
+
+TEST_P(KernelPaths, GridSampleNamesItsForwardByGridDensityAndChannels) {
+  Backend* b = runnable_backend(GetParam(), "paths");
+  if (!b) GTEST_SKIP();
+  const bool cpu = GetParam() == "halide-cpu";
+  // One position for 81 pixels: under 1/64 per pixel, the plain gather.
+  EXPECT_EQ(paths_of(*b, grid_sample_case(1, 9, 1, "bilinear", "zeros")),
+            (Paths{cpu ? "forward 2-D: plain gather (sparse grid)" : "forward 2-D", "backward 2-D"}));
+  // 17 channels on a dense grid: channels-last, specialised on bicubic and border, two blocks;
+  // more than 8 channels in the scatter.
+  const Paths dense = cpu ? Paths{"forward 2-D channels-last: bicubic, border",
+                                  "forward 2-D channels-last: more than 16 channels (several blocks)", "backward 2-D",
+                                  "backward 2-D: more than 8 channels (several scatter blocks)"}
+                          : Paths{"forward 2-D", "backward 2-D"};
+  EXPECT_EQ(paths_of(*b, grid_sample_case(17, 2, 2, "bicubic", "border")), dense);
+}
+
+TEST_P(KernelPaths, InterpolateNamesItsClosedFormsOnTheCpu) {
+  Backend* b = runnable_backend(GetParam(), "paths");
+  if (!b) GTEST_SKIP();
+  const bool cpu = GetParam() == "halide-cpu";
+  // 5 -> 10, align_corners false: scale exactly 1/2, the fixed weights forward; the backward's
+  // closed form at its usual reach (input 2 is read by outputs 3..7 at most: 5).
+  Paths linear = {"linear 1-D"};
+  if (cpu) linear.insert({"forward x: closed-form 2x with fixed weights (linear)", "backward x: closed-form 2x (linear)"});
+  EXPECT_EQ(paths_of(*b, interpolate_case("linear", 5, 10)), linear);
+  Paths area = {"area 1-D"};
+  if (cpu) area.insert({"forward x: pools of 4 (area)", "backward x: pools of 4 (area)"});
+  EXPECT_EQ(paths_of(*b, interpolate_case("area", 8, 2)), area);
+  EXPECT_EQ(paths_of(*b, interpolate_case("area", 7, 2)), Paths{"area 1-D"});  // no closed form
+}
+
+INSTANTIATE_TEST_SUITE_P(Halide, KernelPaths, ::testing::Values("halide-cpu", "halide-opencl"));
+
+TEST(KernelPathWire, AnAnswerCarriesItsPaths) {
+  Result r;
+  r.op = "roi_align", r.backend = "halide-cpu";
+  r.outputs["output"] = Tensor({1}, 2.0);
+  r.kernel_paths = {"forward avg", "backward avg"};
+  EXPECT_EQ(fuzz::wire::decode(fuzz::wire::encode_result(r)).kernel_paths, r.kernel_paths);
+}
+
+TEST(KernelPathRecords, CountCasesPerPathAndNameThoseNoneReached) {
+  Backend* cpu = builtin_backends().find("halide-cpu");
+  ASSERT_NE(cpu, nullptr);
+  const fuzz::Property& differential = *fuzz::find_property("differential");
+  const fuzz::Property& rejects = *fuzz::find_property("rejects");
+  fuzz::CampaignRecords shard1, shard2;
+  fuzz::CheckResult c;
+  c.kernel_paths = {"forward avg", "backward avg"};
+  shard1.at("roi_align", *cpu, differential, "ref").add(c, 0.1);
+  shard1.at("roi_align", *cpu, differential, "ref").add(c, 0.1);
+  shard1.at("roi_align", *cpu, rejects, "ref").add(c, 0.1);  // counts no paths
+  c.kernel_paths = {"forward max", "backward max"};
+  shard2.at("roi_align", *cpu, differential, "ref").add(c, 0.1);
+  fuzz::CampaignRecords merged;
+  merged.merge(shard1.to_json());
+  merged.merge(shard2.to_json());
+  const json records = merged.to_json();
+  ASSERT_EQ(records.size(), 2u);
+  const json& d = records[0].at("property") == "differential" ? records[0] : records[1];
+  const json& r = records[0].at("property") == "differential" ? records[1] : records[0];
+  EXPECT_FALSE(r.contains("kernel_paths"));
+  EXPECT_EQ(d.at("kernel_paths").size(), cpu->kernel_paths("roi_align").size());
+  EXPECT_EQ(d["kernel_paths"]["forward avg"], 2);
+  EXPECT_EQ(d["kernel_paths"]["backward max"], 1);
+  EXPECT_EQ(d["kernel_paths"]["nothing to compute: zeros without a kernel call"], 0);
+  const std::vector<std::string> unreached = fuzz::unreached_kernel_paths(records);
+  EXPECT_EQ(unreached.size(), cpu->kernel_paths("roi_align").size() - 4);
+  EXPECT_NE(std::find(unreached.begin(), unreached.end(),
+                      "halide-cpu roi_align: nothing to compute: zeros without a kernel call"),
+            unreached.end());
+}
+
+}  // namespace
+}  // namespace oplab
