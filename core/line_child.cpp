@@ -88,8 +88,8 @@ std::string describe_wait_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    const char* name = strsignal(sig);
-    return "killed by signal " + std::to_string(sig) + (name ? std::string(", ") + name : "");
+    const char* name = sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) + " (SIG" + (name ? name : "?") + ")";
   }
   return "ended with wait status " + std::to_string(status);
 }

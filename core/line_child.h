@@ -23,7 +23,10 @@ struct ChildError : std::runtime_error {
   Kind kind;
 };
 
-// How a wait status reads: "exited with status 3", "killed by signal 11, Segmentation fault".
+// How a wait status reads, in the words every verb prints for a child that ended: "exited with
+// status 3", "killed by signal 11 (SIGSEGV)". Used for exec backends here, for the fuzz
+// harness's children and workers (fuzz/isolate.cpp) and for a plugin's child
+// (external/plugin_call.cpp).
 std::string describe_wait_status(int status);
 
 // A write to a pipe whose reader has died raises SIGPIPE, which by default ends the whole

@@ -11,6 +11,7 @@
 
 #include "core/case.h"
 #include "core/isolated_process.h"
+#include "core/line_child.h"
 #include "external/plugin_memory.h"
 
 namespace oplab {
@@ -25,9 +26,7 @@ constexpr int64_t kNoCode = std::numeric_limits<int64_t>::min();
 std::string why_it_died(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    const char* name = sigabbrev_np(sig);
-    std::string s = "crashed in its evaluate: killed by signal " + std::to_string(sig) + " (SIG" +
-                    (name ? name : "?") + ")";
+    std::string s = "crashed in its evaluate: " + describe_wait_status(status);
     if (sig == SIGSEGV || sig == SIGBUS)
       s += ": it touched memory outside the tensors it was given (each lies between inaccessible pages) or its own "
            "memory is corrupt";

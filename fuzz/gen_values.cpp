@@ -15,6 +15,14 @@ rc::Gen<size_t> weighted_index(std::vector<int> weights) {
 }
 
 namespace {
+thread_local bool usual_only = false;
+}  // namespace
+
+bool usual_cases_only() { return usual_only; }
+UsualCasesOnly::UsualCasesOnly() : before_(usual_only) { usual_only = true; }
+UsualCasesOnly::~UsualCasesOnly() { usual_only = before_; }
+
+namespace {
 double sign() { return pick_one<double>({{1, 1.0}, {1, -1.0}}); }
 }  // namespace
 

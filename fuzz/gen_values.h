@@ -33,18 +33,32 @@ T pick_of(const std::vector<T>& options) {
   return options[*weighted_index(std::vector<int>(options.size(), 1))];
 }
 
+// True while sample_usual_cases (generators.h) draws: sometimes_redrawn keeps every usual case.
+bool usual_cases_only();
+class UsualCasesOnly {
+ public:
+  UsualCasesOnly();
+  ~UsualCasesOnly();
+
+ private:
+  bool before_;
+};
+
 // The cases of an op drawn by `draw(0)`, and now and then, as the last pick of a case (so that
 // every other case is the one the same seed always drew, and shrinking tries the usual case
 // first), one redrawn afresh by `draw(v)` for a variant v = 1, 2, ... chosen by `weights`
 // (weights[0] for keeping the usual case). The variants reach what the usual small sizes never
 // do: the fast kernels' paths for wide images, many channels, sparse grids, closed forms
 // (Backend::kernel_paths).
+// A variant's sizes are drawn with pick_one from options whose first ones have weight 0: never
+// drawn, they are where shrinking goes, so that a failure met on a wide case shrinks to a small
+// one as every other does (a one- or two-pixel image), e.g. pick_one({{0, 1}, {0, 2}, {1, 16}}).
 template <class Draw>
 rc::Gen<Case> sometimes_redrawn(std::vector<int> weights, Draw draw) {
   return rc::gen::exec([weights, draw] {
     Case c = draw(0);
     const size_t v = *weighted_index(weights);
-    return v == 0 ? c : draw(int(v));
+    return v == 0 || usual_cases_only() ? c : draw(int(v));
   });
 }
 

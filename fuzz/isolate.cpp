@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/isolated_process.h"
+#include "core/line_child.h"
 #include "fuzz/interrupt.h"
 #include "fuzz/wire.h"
 #include "fuzz/worker.h"
@@ -72,17 +73,8 @@ std::string evaluate_to_bytes(Backend& b, const Case& c) {
 }
 
 std::string how_it_died(int status) {
-  std::ostringstream os;
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* name = strsignal(sig);
-    os << "crashed: killed by signal " << sig << (name ? std::string(" (") + name + ")" : std::string());
-  } else if (WIFEXITED(status)) {
-    os << "crashed: the evaluation exited with status " << WEXITSTATUS(status) << " before answering";
-  } else {
-    os << "crashed: wait status " << status;
-  }
-  return os.str();
+  if (WIFEXITED(status)) return "crashed: the evaluation exited with status " + std::to_string(WEXITSTATUS(status)) + " before answering";
+  return "crashed: " + describe_wait_status(status);
 }
 
 const char* isolation_mode_name(IsolationMode m) {

@@ -19,16 +19,16 @@ namespace oplab::fuzz {
 
 RoiShape pick_roi_shape(bool position_sensitive, bool wide) {
   RoiShape s;
-  if (wide) {
+  if (wide) {  // the weight-0 options are where shrinking goes (sometimes_redrawn)
     s.N = pick_one<int64_t>({{3, 1}, {1, 2}});
-    s.C = pick_of<int64_t>({17, 16, 21});
+    s.C = pick_one<int64_t>({{0, 1}, {0, 2}, {1, 17}, {1, 16}, {1, 21}});
     s.H = pick_extent(1, 8);
-    s.W = pick_of<int64_t>({16, 17, 19});
+    s.W = pick_one<int64_t>({{0, 1}, {0, 2}, {1, 16}, {1, 17}, {1, 19}});
     s.K = pick_dim(1, 4);
-    s.PH = 4;
-    s.PW = pick_of<int64_t>({4, 5});
+    s.PH = pick_one<int64_t>({{0, 1}, {1, 4}});
+    s.PW = pick_one<int64_t>({{0, 1}, {1, 4}, {1, 5}});
     s.scale = pick_of<double>({1.0, 0.5, 0.25, 2.0, 0.3});
-    s.Co = position_sensitive ? pick_of<int64_t>({9, 8, 21}) : s.C;
+    s.Co = position_sensitive ? pick_one<int64_t>({{0, 1}, {0, 2}, {1, 9}, {1, 8}, {1, 21}}) : s.C;
     if (position_sensitive) s.C = s.Co * s.PH * s.PW;
     return s;
   }

@@ -26,8 +26,8 @@ struct RoiShape {
 // (16, or 8 output channels of the position-sensitive ops), 16 bins or more a roi; one image
 // or two, a box or more.
 RoiShape pick_roi_shape(bool position_sensitive = false, bool wide = false);
-// Weights for sometimes_redrawn (gen_values.h): one case in 12 redrawn wide.
-inline std::vector<int> roi_wide_weights() { return {11, 1}; }
+// Weights for sometimes_redrawn (gen_values.h): one case in 16 redrawn wide.
+inline std::vector<int> roi_wide_weights() { return {15, 1}; }
 // A case of `op` with edge-aimed boxes (`off`: the op's half-pixel shift, so that boxes
 // centred on a border hit it) and a grad_output.
 Case roi_case(const std::string& op, const RoiShape& s, double off);

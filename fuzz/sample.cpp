@@ -30,4 +30,9 @@ std::vector<Case> sample_cases(const std::string& op, int n, uint64_t seed) {
   return cases;
 }
 
+std::vector<Case> sample_usual_cases(const std::string& op, int n, uint64_t seed) {
+  const UsualCasesOnly usual;
+  return sample_cases(op, n, seed);
+}
+
 }  // namespace oplab::fuzz

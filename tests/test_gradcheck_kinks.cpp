@@ -185,7 +185,15 @@ TEST(GradKinks, FindersMissNoKinkOnTheFixedSeedCases) {
           // A cubic piece (grid_sample's bicubic, OpKinks::piece_degree): its fourth difference
           // vanishes instead.
           if (piece_degree(c, input) == 3) third1 = third2 = s[4] - 4 * s[3] + 6 * s[2] - 4 * s[1] + s[0];
-          const double noise = 64 * 0x1.0p-53 * mag;
+          // Rounding: of each evaluation (64 u of the terms' magnitude), and of the perturbed
+          // input itself, x + k d4 held to a double's u (|x| + 1) -- the + 1 for a normalised
+          // coordinate, which grid_sample shifts by 1 before scaling it by W / 2 -- which moves
+          // s by up to that times its slope; the differences weigh four values by at most 1, 3,
+          // 3, 1 (8 in all; on grid_sample's 9-pixel axes this is the larger term). A missed
+          // kink moves them by its jump times d4, orders of magnitude more.
+          const double slope = std::fabs(s[3] - s[1]) / (2 * d4);
+          const double noise =
+              64 * 0x1.0p-53 * mag + 8 * 0x1.0p-53 * (std::fabs(x.data[size_t(i)]) + 1 + 2 * d4) * slope;
           EXPECT_LE(std::fabs(third1), noise) << d.name << " " << input << "[" << i << "] clearance " << r.clearance();
           EXPECT_LE(std::fabs(third2), noise) << d.name << " " << input << "[" << i << "] clearance " << r.clearance();
           ++intervals;

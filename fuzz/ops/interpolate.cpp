@@ -117,7 +117,7 @@ Case closed_form_case(int nd) {
       const int64_t out = pick_dim(1, nd == 3 ? 2 : 3), factor = pick_of<int64_t>({2, 4});
       shape.push_back(out * factor), size.push_back(out);
     } else {
-      const int64_t in = pick_of<int64_t>(nd == 3 ? std::vector<int64_t>{5, 1} : std::vector<int64_t>{5, 6, 1});
+      const int64_t in = nd == 3 ? pick_one<int64_t>({{1, 1}, {1, 5}}) : pick_one<int64_t>({{1, 1}, {1, 5}, {1, 6}});
       shape.push_back(in), size.push_back(2 * in);
     }
   }
@@ -134,7 +134,7 @@ Case closed_form_case(int nd) {
 }
 
 rc::Gen<Case> gen() {
-  return sometimes_redrawn({5, 1}, [](int closed_forms) {
+  return sometimes_redrawn({9, 1}, [](int closed_forms) {
     Case c;
     c.op = "interpolate";
     const int nd = pick_one<int>({{3, 2}, {2, 1}, {1, 3}});

@@ -47,7 +47,7 @@ rc::Gen<Case> gen() {
     c.op = "ms_deform_attn";
     const int64_t N = pick_one<int64_t>({{6, 1}, {3, 2}, {3, 3}, {1, 0}});
     const int64_t L = pick_dim(1, 4), P = pick_dim(1, 4), M = pick_dim(1, 3);
-    const int64_t Dh = wide_head ? pick_of<int64_t>({16, 17}) : pick_dim(1, 4);
+    const int64_t Dh = wide_head ? pick_one<int64_t>({{0, 1}, {0, 2}, {1, 16}, {1, 17}}) : pick_dim(1, 4);
     const int64_t Lq = pick_dim(1, 3);
     std::vector<std::pair<int64_t, int64_t>> hw;
     for (int64_t l = 0; l < L; ++l) {
