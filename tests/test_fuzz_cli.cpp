@@ -106,7 +106,8 @@ TEST_F(FuzzCli, ShardsRunApartAndMerge) {
 }
 
 TEST_F(FuzzCli, PlainProgressLinesWhenNotATerminal) {
-  const CliRun r = run("fuzz --op interpolate --backend ref --time 1.5 --progress-every 0.3 --out " + path("p"));
+  // 4 s: a loaded machine (or a sanitized build) takes over a second for the first case alone.
+  const CliRun r = run("fuzz --op interpolate --backend ref --time 4 --progress-every 0.3 --out " + path("p"));
   EXPECT_EQ(r.code, 0) << r.err;
   int lines = 0;
   for (size_t at = r.out.find("[fuzz "); at != std::string::npos; at = r.out.find("[fuzz ", at + 1)) ++lines;
