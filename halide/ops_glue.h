@@ -25,6 +25,10 @@ struct KernelPath {
 };
 std::vector<std::string> paths_on(const std::vector<KernelPath>& paths, HalideDevice device);
 
+// The path of a case with nothing to compute (an empty batch, channel axis, grid or image):
+// every output and gradient is 0 (or the bias), written by the glue without a kernel call.
+constexpr const char* kNoKernelCall = "nothing to compute: zeros without a kernel call";
+
 // The paths one call took, each once (a benchmark calls the same kernels many times).
 class PathLog {
  public:

@@ -58,7 +58,6 @@ namespace {
 using Buf = Halide::Runtime::Buffer<float>;
 
 // The kernel paths (HalideOp::paths).
-constexpr const char* kNothing = "nothing to sample: zeros without a kernel call";
 constexpr const char* kForward2d = "forward 2-D";
 constexpr const char* kPlainGather = "forward 2-D: plain gather (sparse grid)";
 constexpr const char* kBilinearZeros = "forward 2-D channels-last: bilinear, zeros";
@@ -77,7 +76,7 @@ constexpr const char* kScatterBlocks = "backward 2-D: more than 8 channels (seve
 constexpr const char* kBackward3d = "backward 3-D";
 
 const std::vector<KernelPath> kGridSamplePaths = {
-    {kNothing},
+    {kNoKernelCall},
     {kForward2d, PathOn::Gpu},  // both kernel names compile to the same GPU code
     {kPlainGather, PathOn::Cpu},
     {kBilinearZeros, PathOn::Cpu},
@@ -125,7 +124,7 @@ class GridSampleCall {
   }
 
   void forward() {
-    if (!work_) return paths_.take(kNothing);
+    if (!work_) return paths_.take(kNoKernelCall);
     const bool channels_last = grid_sample_channels_last(p_.Ho * p_.Wo, p_.H * p_.W);
     note_forward_path(channels_last);
     auto fwd = three_d()        ? OPLAB_KERNEL(grid_sample3d_fwd, device_)

@@ -339,7 +339,6 @@ struct Prepared {
 // nearest's), antialias's, and on the CPU each closed form along each axis where a kernel
 // reads it (interpolate_paths.h): per axis, not per combination of axes, which the kernels
 // specialise on as well.
-constexpr const char* kNothing = "nothing to compute: zeros without a kernel call";
 constexpr const char* kAntialias = "antialias";
 constexpr const char* kNearestX2 = "forward x: closed-form 2x (nearest)";
 constexpr const char* kLinearX2 = "forward x: closed-form 2x (linear)";
@@ -360,7 +359,7 @@ constexpr const char* kBackAreaX2 = "backward x: pools of 2 (area)";
 constexpr const char* kBackAreaX4 = "backward x: pools of 4 (area)";
 
 std::vector<KernelPath> interp_paths() {
-  std::vector<KernelPath> paths = {{kNothing}, {kAntialias}};
+  std::vector<KernelPath> paths = {{kNoKernelCall}, {kAntialias}};
   for (const Kernels& k : kKernels) paths.push_back({k.name});
   for (const char* p : {kNearestX2, kLinearX2, kLinearX2Half, kLinearY2, kLinearZ2, kCubicX2, kCubicX2Half, kCubicY2,
                         kAreaX2, kAreaX4, kAreaY2, kAreaY4, kBackNearestX2, kBackLinearX2, kBackCubicX2, kBackAreaX2,
@@ -408,7 +407,7 @@ void note_closed_forms(const Call& c, bool backward, PathLog& log) {
 Result run_interpolate(const Case& c, const ValidParams& vp, HalideDevice device) {
   const InterpParams& p = vp.as<InterpParams>();
   PathLog paths;
-  if (p.N * p.C == 0) paths.take(kNothing);
+  if (p.N * p.C == 0) paths.take(kNoKernelCall);
   if (p.antialias) {
     Result r = run_interpolate_antialias(c, p, device);
     if (p.N * p.C > 0) paths.take(kAntialias);

@@ -35,11 +35,10 @@ Buf view_as(TensorF& t, std::initializer_list<int64_t> extents) {
 
 // The kernel paths (HalideOp::paths). On the CPU the kernels are vectorised over the head
 // dimension, with a guarded tail: a head dimension of 16 or more fills whole vectors.
-constexpr const char* kNothing = "nothing to sample: zeros without a kernel call";
 constexpr const char* kForward = "forward";
 constexpr const char* kBackward = "backward";
 constexpr const char* kFullVectors = "head dimension of 16 or more: whole vectors";
-const std::vector<KernelPath> kMsdaPaths = {{kNothing}, {kForward}, {kBackward}, {kFullVectors, PathOn::Cpu}};
+const std::vector<KernelPath> kMsdaPaths = {{kNoKernelCall}, {kForward}, {kBackward}, {kFullVectors, PathOn::Cpu}};
 
 class MsdaCall {
  public:
@@ -77,7 +76,7 @@ class MsdaCall {
   const std::vector<std::string>& taken_paths() const { return paths_.list(); }
 
   void forward() {
-    if (!work_) return paths_.take(kNothing);
+    if (!work_) return paths_.take(kNoKernelCall);
     paths_.take(kForward);
     if (device_ == HalideDevice::Cpu && p_.Dh >= oplab_widths::kWidestFloatVector) paths_.take(kFullVectors);
     check(OPLAB_KERNEL(ms_deform_attn_fwd, device_)(&ctx_, value_b_, levels_b_, loc_b_, aw_b_, out_b_), ctx_,

@@ -21,14 +21,13 @@ namespace oplab::halide_glue {
 // narrower one goes a column at a time), several blocks of channels, and in the backward the
 // tiles in which the gradient is transposed back (wide image and a full block of channels;
 // roi_sampling.h, ps_roi_blocks.h).
-constexpr const char* kRoiNothing = "nothing to compute: zeros without a kernel call";
 constexpr const char* kRoiWideRows = "image 16 or more pixels wide: copied in 16 x 16 tiles";
 constexpr const char* kRoiWideScatter = "backward: gradient transposed in tiles (wide image, a full channel block)";
 constexpr const char* kRoiChannelBlocks = "more than 16 channels: several channel blocks";
 constexpr const char* kPsChannelBlocks = "more than 8 output channels: several channel blocks";
 // `blocks`: the name of the several-blocks path, which says the op's block width.
 inline std::vector<KernelPath> roi_paths(std::vector<KernelPath> own, const char* blocks, bool wide_scatter) {
-  own.push_back({kRoiNothing});
+  own.push_back({kNoKernelCall});
   own.push_back({kRoiWideRows, PathOn::Cpu});
   own.push_back({blocks, PathOn::Cpu});
   if (wide_scatter) own.push_back({kRoiWideScatter, PathOn::Cpu});
@@ -114,7 +113,7 @@ class RoiCall {
   // nothing to compute (then no kernel is called).
   bool note_call(const char* own, const Blocking& b, bool backward) {
     if (!work_) {
-      paths_.take(kRoiNothing);
+      paths_.take(kNoKernelCall);
       return false;
     }
     paths_.take(own);
