@@ -58,13 +58,39 @@ std::optional<Case> sized_case(const Case& c, const InterpParams& p) {
   return e;
 }
 
+namespace {
+
+// One axis of the equivalent convolution: `taps` kernel taps, a stride and a zero-padded input
+// extent such that a stride-`stride`, unpadded convolution over `extent` pixels has exactly
+// `out` outputs and the extent holds the whole image. The kernel is only as wide as the peer's
+// widest tap list: a large downscale takes a stride instead of a kernel as wide as in - out + 1
+// (512 -> 128 would need 385 x 385 taps per output, a 38 GB offset tensor).
+struct EquivalentAxis {
+  int64_t taps, stride, extent;
+};
+
+EquivalentAxis equivalent_axis(int64_t in, int64_t out, int64_t taps) {
+  if (out == 1) {  // one output: any stride past the leftover width keeps it one
+    const int64_t stride = std::max<int64_t>(1, in - taps + 1);
+    return {taps, stride, std::max(in, taps)};
+  }
+  const int64_t stride = in > taps ? (in - taps + out - 2) / (out - 1) : 1;  // (out-1)*stride >= in-taps
+  return {taps, stride, (out - 1) * stride + taps};
+}
+
+size_t widest(const AxisMap& m) {
+  size_t t = 1;
+  for (const auto& r : m) t = std::max(t, r.size());
+  return t;
+}
+
+}  // namespace
+
 Case separable_map_case(const Case& c, const InterpParams& p, const AxisMap& rows, const AxisMap& cols) {
   const int64_t H = p.axes[0].in, W = p.axes[1].in, Ho = p.axes[0].out, Wo = p.axes[1].out;
-  size_t th = 1, tw = 1;
-  for (const auto& r : rows) th = std::max(th, r.size());
-  for (const auto& r : cols) tw = std::max(tw, r.size());
-  const int64_t kh = std::max<int64_t>(int64_t(th), H - Ho + 1), kw = std::max<int64_t>(int64_t(tw), W - Wo + 1);
-  const int64_t Hp = Ho + kh - 1, Wp = Wo + kw - 1;  // >= H, W
+  const EquivalentAxis ay = equivalent_axis(H, Ho, int64_t(widest(rows)));
+  const EquivalentAxis ax = equivalent_axis(W, Wo, int64_t(widest(cols)));
+  const int64_t kh = ay.taps, kw = ax.taps, Hp = ay.extent, Wp = ax.extent;  // Hp >= H, Wp >= W
   const int64_t planes = p.N * p.C, K = kh * kw;
   const Tensor& x = c.in("input");
   Tensor xin(Shape{p.N, p.C, Hp, Wp});
@@ -88,13 +114,14 @@ Case separable_map_case(const Case& c, const InterpParams& p, const AxisMap& row
               tx = double(cx[size_t(j)].first);
               m = ry[size_t(i)].second * cx[size_t(j)].second;
             }
-            offset.at(n, 2 * tap, oy, ox) = ty - double(oy + i);
-            offset.at(n, 2 * tap + 1, oy, ox) = tx - double(ox + j);
+            // The tap samples at oy * stride + i + offset: the whole pixel ty.
+            offset.at(n, 2 * tap, oy, ox) = ty - double(oy * ay.stride + i);
+            offset.at(n, 2 * tap + 1, oy, ox) = tx - double(ox * ax.stride + j);
             mask.at(n, tap, oy, ox) = m;
           }
   Case e;
   e.op = "deform_conv2d";
-  e.params = json{{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}};
+  e.params = json{{"stride", {ay.stride, ax.stride}}, {"padding", {0, 0}}, {"dilation", {1, 1}}};
   e.inputs["input"] = xin;
   e.inputs["weight"] = weight;
   e.inputs["offset"] = offset;

@@ -33,8 +33,9 @@ using AxisMap = std::vector<std::vector<std::pair<int64_t, double>>>;
 // A 2-D peer computing out[y][x] = sum_i sum_j wy_i * wx_j * in[ry_i][cx_j] on every plane:
 // the same sum as a deform_conv2d case (depthwise, weight 1; each kernel tap samples one whole
 // pixel through its offset and carries the weight as its mask; unused taps sample far outside
-// the image, which reads 0). The input is zero-padded at the bottom and right so that a stride-1
-// unpadded convolution has exactly the output size.
+// the image, which reads 0). The kernel is as wide as the widest tap list; the input is
+// zero-padded at the bottom and right and the convolution strided so that it has exactly the
+// output size (a large downscale strides rather than widening the kernel to in - out + 1).
 Case separable_map_case(const Case& c, const InterpParams& p, const AxisMap& rows, const AxisMap& cols);
 
 }  // namespace oplab

@@ -119,6 +119,22 @@ TEST_F(PeerOpencv, AreaFiveToThreeWeightsTheCutPixels) {
   proves("opencv-area-fractional", c, 0.05);
 }
 
+TEST_F(PeerOpencv, AreaLargeShrinkHasAnEquivalentAsSmallAsItsTaps) {
+  REQUIRE_OPENCV(*cv);
+  // 40 x 300 -> 3 x 7: cells of 13.3 x 42.9 pixels, at most 15 x 44 of them weighted. The
+  // equivalent convolution strides over the image with a kernel of those taps; one as wide as
+  // in - out + 1 (38 x 294) would need 25 times the offsets (and at 512 -> 128, 38 GB).
+  std::vector<double> v(40 * 300);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7919) % 251) / 25.0;
+  const Case c = interp({1, 1, 40, 300}, v, {{"mode", "area"}, {"size", {3, 7}}});
+  const auto eq = divergence(*cv, "opencv-area-fractional").peer_equivalent(c);
+  ASSERT_TRUE(eq);
+  EXPECT_LE(eq->in("offset").shape[1], 2 * 15 * 44);
+  EXPECT_EQ(eq->in("offset").shape[2], 3);
+  EXPECT_EQ(eq->in("offset").shape[3], 7);
+  proves("opencv-area-fractional", c, 1e-3);
+}
+
 TEST_F(PeerOpencv, AreaGrowingIsALinearFilter) {
   REQUIRE_OPENCV(*cv);
   // 3 -> 4, s = 3/4: dx 1: sx = 0, f = 2 - 4/3 = 2/3 -> x0/3 + 2*x1/3 = 2 on [0, 3, 6];
