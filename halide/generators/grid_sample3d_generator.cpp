@@ -7,6 +7,7 @@
 // kernels' (grid_sample_taps.h); a position reads the product of its three axes' taps (up to
 // 2 x 2 x 2), every sum float32.
 #include "grid_sample_taps.h"
+#include "kernel_widths.h"
 
 using namespace Halide;
 using namespace oplab_grid;
@@ -91,10 +92,15 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
 };
 
 // grad_input: every tap of every position scatters wz * wy * wx * gout to its voxel.
-//  * CPU: the taps once for the whole batch (vectorised over positions), then a task per
-//    (group of channels, image) of grad_input, a vector lane per channel: only that image's
-//    positions write it and lanes are distinct channels, so no two writes collide; each
-//    position walks only its mode's taps.
+//  * CPU: channels-last, as the 4-D kernel's: a task per (block of kGridScatterLanes
+//    channels, image) accumulates into gi_cl(ci, w, h, d), the block's channels of a voxel side
+//    by side (one dense vector load, add and store per tap), each row of grad_output
+//    transposed the same way first (go_cl), the taps of a row formed where it is scattered
+//    (specialised on mode and padding), and the block transposed back into its planes at the
+//    end. Lanes are distinct channels and only the task's image writes its block: no two writes
+//    collide. Every voxel's sum is in the order of the positions and taps, as the plain scatter
+//    it replaced (a gather and a scatter instruction per tap, taps formed for the whole batch
+//    up front in fresh tables each call) summed: the same bits.
 //  * GPU: a thread per (column of positions, channel) adds atomically.
 class GridSample3dGradInput : public Generator<GridSample3dGradInput> {
  public:
@@ -102,8 +108,8 @@ class GridSample3dGradInput : public Generator<GridSample3dGradInput> {
   Input<Buffer<float>> grad_output{"grad_output", 5};  // (x, y, z, c, n)
   Output<Buffer<float>> grad_input{"grad_input", 5};   // (w, h, d, c, n)
 
-  Var w{"w"}, h{"h"}, d{"d"}, c{"c"}, n{"n"}, q{"q"}, x{"x"}, y{"y"}, z{"z"}, k{"k"};
-  Func tx{"tx"}, ty{"ty"}, tz{"tz"}, target{"target"};
+  Var w{"w"}, h{"h"}, d{"d"}, c{"c"}, n{"n"}, q{"q"}, x{"x"}, y{"y"}, z{"z"}, k{"k"}, ci{"ci"}, co{"co"};
+  Func tx{"tx"}, ty{"ty"}, tz{"tz"}, target{"target"}, go_cl{"go_cl"}, gi_cl{"gi_cl"};
   RDom r;
 
   void generate() {
@@ -112,14 +118,25 @@ class GridSample3dGradInput : public Generator<GridSample3dGradInput> {
     // whether it reads the image. On the GPU T = 2 (constant: the taps unroll) and target is
     // realised where it is scattered (the native atomic add needs the store's and the
     // implicit load's index to be the same loads); on the CPU T is the mode's taps per axis.
-    Expr T = get_target().has_gpu_feature() ? Expr(2) : taps3_of(mode);
+    const bool gpu = get_target().has_gpu_feature();
+    Expr T = gpu ? Expr(2) : taps3_of(mode);
     FuncRef a = tx(q % T, x, y, z, n), b = ty((q / T) % T, x, y, z, n), e = tz(q / (T * T), x, y, z, n);
     target(q, x, y, z, n) = Tuple(a[kIndex], b[kIndex], e[kIndex], Expr(e[kW]) * Expr(b[kW]) * Expr(a[kW]),
                                   Expr(a[kValid]) * Expr(b[kValid]) * Expr(e[kValid]));
     r = RDom({{0, T * T * T}, {0, grid.dim(1).extent()}, {0, grid.dim(2).extent()}, {0, grid.dim(3).extent()}}, "r");
     FuncRef t = target(r[0], r[1], r[2], r[3], n);
-    grad_input(w, h, d, c, n) = 0.0f;
-    grad_input(t[0], t[1], t[2], c, n) += select(Expr(t[4]) != 0.0f, Expr(t[3]) * grad_output(r[1], r[2], r[3], c, n), 0.0f);
+    if (gpu) {
+      grad_input(w, h, d, c, n) = 0.0f;
+      grad_input(t[0], t[1], t[2], c, n) += select(Expr(t[4]) != 0.0f, Expr(t[3]) * grad_output(r[1], r[2], r[3], c, n), 0.0f);
+      return;
+    }
+    const int B = oplab_widths::kGridScatterLanes;
+    // Channel co * B + ci; the last block repeats the last channel (never written out).
+    go_cl(ci, x, y, z, co, n) = grad_output(x, y, z, min(co * B + ci, grad_output.dim(3).extent() - 1), n);
+    gi_cl(ci, w, h, d, co, n) = 0.0f;
+    gi_cl(ci, t[0], t[1], t[2], co, n) +=
+        select(Expr(t[4]) != 0.0f, Expr(t[3]) * go_cl(ci, r[1], r[2], r[3], co, n), 0.0f);
+    grad_input(w, h, d, c, n) = gi_cl(c % B, w, h, d, c / B, n);
   }
 
   void schedule() {
@@ -137,25 +154,23 @@ class GridSample3dGradInput : public Generator<GridSample3dGradInput> {
           .unroll(rq);
       // Each thread walks one column of positions (its rows, slice by slice).
       target.compute_at(grad_input, ry).bound(q, 0, 8).unroll(q);
-    } else {
-      const int vec = natural_vector_size<float>();
-      Var cn{"cn"}, yz{"yz"}, yzn{"yzn"}, co{"co"}, ci{"ci"};
-      grad_input.fuse(c, n, cn).parallel(cn);
-      // 8 channels per task, not a full AVX-512 vector of 16: the 16 planes a task scatters
-      // into overflow the cache (bench shape: 0.39 s at 16, 0.25 s at 8 or 4).
-      grad_input.update()
-          .split(c, co, ci, 8, TailStrategy::GuardWithIf)
-          .reorder(ci, rq, rx, ry, rz, co, n)
-          .vectorize(ci)
-          .fuse(co, n, cn)
-          .parallel(cn);
-      for (Func* t : {&tx, &ty, &tz})
-        t->compute_root()
-            .reorder(x, k, y, z, n)
-            .fuse(y, z, yz)
-            .fuse(yz, n, yzn)
-            .parallel(yzn)
-            .vectorize(x, vec, TailStrategy::GuardWithIf);
+      return;
+    }
+    const int vec = natural_vector_size<float>(), B = oplab_widths::kGridScatterLanes;
+    Var cn{"cn"}, wo{"wo"}, wi{"wi"};
+    grad_input.split(c, co, ci, B, TailStrategy::GuardWithIf)
+        .split(w, wo, wi, vec, TailStrategy::GuardWithIf)
+        .reorder(wi, wo, h, d, ci, co, n)
+        .vectorize(wi)
+        .fuse(co, n, cn)
+        .parallel(cn);
+    gi_cl.compute_at(grad_input, cn).vectorize(ci);
+    gi_cl.update().reorder(ci, rq, rx, ry, rz).vectorize(ci);
+    go_cl.compute_at(gi_cl, ry).vectorize(ci);
+    for (Func* t : {&tx, &ty, &tz}) {
+      t->compute_at(gi_cl, ry).reorder_storage(x, k, y, z, n).reorder(x, k, y, z, n).vectorize(x, vec, TailStrategy::GuardWithIf);
+      for (int m = 0; m < 2; ++m)
+        for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }
   }
 };

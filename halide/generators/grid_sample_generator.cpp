@@ -141,11 +141,18 @@ class GridSampleForward : public Generator<GridSampleForward> {
 
 // grad_input: every tap of every position scatters wy * wx * gout to its pixel (the forward's
 // transpose, taps outside the image skipped).
-//  * CPU: the taps once for the whole batch (vectorised over positions), then a task per
-//    (group of channels, image) of grad_input, a vector lane per channel: only that image's
-//    positions write it and lanes are distinct channels, so no two writes collide; each
-//    position walks only its mode's taps (4 of bilinear's 16 slots). Forming the taps per
-//    plane over all 16 slots, one channel at a time, took 22 s on the bench shape (now 0.3 s).
+//  * CPU: channels-last, as the forward gathers. A task per (block of kGridScatterLanes
+//    channels, image) accumulates into gi_cl(ci, w, h), the block's channels of a pixel side
+//    by side, so each tap is one dense vector load, add and store; each row of grad_output is
+//    first transposed the same way (go_cl, one read of the block's planes per position instead
+//    of one per tap), and the finished block is transposed back into its planes. Only the
+//    task's image writes its block and lanes are distinct channels, so no two writes collide.
+//    The taps are formed once for the whole batch (vectorised over positions); each position
+//    walks only its mode's taps (4 of bilinear's 16 slots). Every pixel's sum is in the order
+//    the positions and taps come (rows, positions, taps), as the plain scatter it replaces
+//    summed: the same bits. What it replaced scattered each tap into the planes directly, a
+//    gather and a scatter instruction per tap (6.9 ms against the forward's 1.2 on the reduced
+//    bench shape, behind torch).
 //  * GPU: a thread per (column of positions, channel) adds atomically (positions share pixels).
 class GridSampleGradInput : public Generator<GridSampleGradInput> {
  public:
@@ -153,8 +160,8 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
   Input<Buffer<float>> grad_output{"grad_output", 4};  // (x, y, c, n)
   Output<Buffer<float>> grad_input{"grad_input", 4};   // (w, h, c, n)
 
-  Var w{"w"}, h{"h"}, c{"c"}, n{"n"}, q{"q"}, x{"x"}, y{"y"}, k{"k"};
-  Func tx{"tx"}, ty{"ty"}, target{"target"};
+  Var w{"w"}, h{"h"}, c{"c"}, n{"n"}, q{"q"}, x{"x"}, y{"y"}, k{"k"}, ci{"ci"}, co{"co"};
+  Func tx{"tx"}, ty{"ty"}, target{"target"}, go_cl{"go_cl"}, gi_cl{"gi_cl"};
   RDom r;
 
   void generate() {
@@ -165,14 +172,24 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // store index and its implicit load index are the same loads, which Halide 14 needs to
     // emit a native float atomic add rather than a compare-and-swap loop. On the CPU, T is
     // the mode's taps per axis and target is inlined.
-    Expr T = get_target().has_gpu_feature() ? Expr(4) : taps_of(mode);
+    const bool gpu = get_target().has_gpu_feature();
+    Expr T = gpu ? Expr(4) : taps_of(mode);
     FuncRef a = tx(q % T, x, y, n), b = ty(q / T, x, y, n);
     target(q, x, y, n) = Tuple(a[kIndex], b[kIndex], Expr(b[kW]) * Expr(a[kW]), Expr(a[kValid]) * Expr(b[kValid]));
     // r = (q, x, y): taps innermost, positions row by row.
     r = RDom({{0, T * T}, {0, grid.dim(1).extent()}, {0, grid.dim(2).extent()}}, "r");
     FuncRef t = target(r[0], r[1], r[2], n);
-    grad_input(w, h, c, n) = 0.0f;
-    grad_input(t[0], t[1], c, n) += select(Expr(t[3]) != 0.0f, Expr(t[2]) * grad_output(r[1], r[2], c, n), 0.0f);
+    if (gpu) {
+      grad_input(w, h, c, n) = 0.0f;
+      grad_input(t[0], t[1], c, n) += select(Expr(t[3]) != 0.0f, Expr(t[2]) * grad_output(r[1], r[2], c, n), 0.0f);
+      return;
+    }
+    const int B = oplab_widths::kGridScatterLanes;
+    // Channel co * B + ci; the last block repeats the last channel (never written out).
+    go_cl(ci, x, y, co, n) = grad_output(x, y, min(co * B + ci, grad_output.dim(2).extent() - 1), n);
+    gi_cl(ci, w, h, co, n) = 0.0f;
+    gi_cl(ci, t[0], t[1], co, n) += select(Expr(t[3]) != 0.0f, Expr(t[2]) * go_cl(ci, r[1], r[2], co, n), 0.0f);
+    grad_input(w, h, c, n) = gi_cl(c % B, w, h, c / B, n);
   }
 
   void schedule() {
@@ -196,20 +213,29 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
           .unroll(rq);
       // Each thread walks one column of positions (its rows in turn).
       target.compute_at(grad_input, ry).bound(q, 0, 16).unroll(q);
-    } else {
-      const int vec = natural_vector_size<float>();
-      Var cn{"cn"}, yn{"yn"}, co{"co"}, ci{"ci"};
-      grad_input.fuse(c, n, cn).parallel(cn);
-      // 8 channels per task, not a full AVX-512 vector of 16: the 16 planes a task scatters
-      // into overflow the cache (bench shape: 0.39 s at 16, 0.25 s at 8 or 4).
-      grad_input.update()
-          .split(c, co, ci, oplab_widths::kGridScatterLanes, TailStrategy::GuardWithIf)
-          .reorder(ci, rq, rx, ry, co, n)
-          .vectorize(ci)
-          .fuse(co, n, cn)
-          .parallel(cn);
-      for (Func* t : {&tx, &ty})
-        t->compute_root().reorder(x, k, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
+      return;
+    }
+    const int vec = natural_vector_size<float>(), B = oplab_widths::kGridScatterLanes;
+    Var cn{"cn"}, wo{"wo"}, wi{"wi"};
+    // A task per (block, image): its block accumulated channels-last, then written back a
+    // plane's run of pixels at a time.
+    grad_input.split(c, co, ci, B, TailStrategy::GuardWithIf)
+        .split(w, wo, wi, vec, TailStrategy::GuardWithIf)
+        .reorder(wi, wo, h, ci, co, n)
+        .vectorize(wi)
+        .fuse(co, n, cn)
+        .parallel(cn);
+    gi_cl.compute_at(grad_input, cn).vectorize(ci);
+    gi_cl.update().reorder(ci, rq, rx, ry).vectorize(ci);
+    go_cl.compute_at(gi_cl, ry).vectorize(ci);
+    // The taps of a row of positions where the task scatters it, specialised on mode and
+    // padding as the forward's (each combination forms only its own coordinates). Formed for
+    // the whole batch up front instead, they were two tables of 4 MiB per call at the bench
+    // shape, and a fresh allocation's first touch (page faults) cost more than the scatter.
+    for (Func* t : {&tx, &ty}) {
+      t->compute_at(gi_cl, ry).reorder_storage(x, k, y, n).reorder(x, k, y, n).vectorize(x, vec, TailStrategy::GuardWithIf);
+      for (int m = 0; m < 3; ++m)
+        for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }
   }
 };
