@@ -283,7 +283,11 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
       grad_grid.reorder(k, x, y, n).fuse(y, n, yn).parallel(yn);
       sums.compute_at(grad_grid, yn).vectorize(x, vec, TailStrategy::GuardWithIf);
       sums.update().reorder(x, r[0], r[1], r[2]).vectorize(x, vec, TailStrategy::GuardWithIf);
-      for (Func* t : {&tx, &ty}) row_taps_at(*t, grad_grid, yn, vec);
+      for (Func* t : {&tx, &ty}) {
+        row_taps_at(*t, grad_grid, yn, vec);
+        for (int m = 0; m < 3; ++m)
+          for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
+      }
     }
   }
 };
