@@ -33,6 +33,13 @@ void define_taps3(Func& tx, Func& ty, Func& tz, const In& input, const Grid& gri
 // Taps per axis of a mode: 2 (bilinear) or 1 (nearest).
 Expr taps3_of(Expr mode) { return select(mode == 0, 2, 1); }
 
+// CPU: an axis' taps specialised on mode and padding, so each combination forms only its own
+// coordinates (the general expression carries every padding's arithmetic in double).
+void specialize_taps3(Func& t, Expr mode, Expr padding) {
+  for (int m = 0; m < 2; ++m)
+    for (int p = 0; p < 3; ++p) t.specialize(mode == m && padding == p);
+}
+
 // The GPU layout of a pure 5-D definition f(a, b, s, c, n): 16 x 16 of (a, b) per block, a
 // block per tile of a slice s of a channel c of an image n. Returns the innermost thread Var.
 Var gpu_tile_slices(Func f, const Var& a, const Var& b, const Var& s, const Var& c, const Var& n) {
@@ -86,7 +93,10 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
           .vectorize(x, vec, TailStrategy::GuardWithIf);
       acc.compute_at(output, c).vectorize(x, vec, TailStrategy::GuardWithIf);
       acc.update().reorder(x, r[0], r[1], r[2]).vectorize(x, vec, TailStrategy::GuardWithIf);
-      for (Func* t : {&tx, &ty, &tz}) row_taps_at(*t, output, yzn, vec);
+      for (Func* t : {&tx, &ty, &tz}) {
+        row_taps_at(*t, output, yzn, vec);
+        specialize_taps3(*t, mode, padding);
+      }
     }
   }
 };
@@ -169,8 +179,7 @@ class GridSample3dGradInput : public Generator<GridSample3dGradInput> {
     go_cl.compute_at(gi_cl, ry).vectorize(ci);
     for (Func* t : {&tx, &ty, &tz}) {
       t->compute_at(gi_cl, ry).reorder_storage(x, k, y, z, n).reorder(x, k, y, z, n).vectorize(x, vec, TailStrategy::GuardWithIf);
-      for (int m = 0; m < 2; ++m)
-        for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
+      specialize_taps3(*t, mode, padding);
     }
   }
 };
@@ -222,7 +231,10 @@ class GridSample3dGradGrid : public Generator<GridSample3dGradGrid> {
       grad_grid.reorder(k, x, y, z, n).fuse(y, z, yz).fuse(yz, n, yzn).parallel(yzn);
       sums.compute_at(grad_grid, yzn).vectorize(x, vec, TailStrategy::GuardWithIf);
       sums.update().reorder(x, r[0], r[1], r[2], r[3]).vectorize(x, vec, TailStrategy::GuardWithIf);
-      for (Func* t : {&tx, &ty, &tz}) row_taps_at(*t, grad_grid, yzn, vec);
+      for (Func* t : {&tx, &ty, &tz}) {
+        row_taps_at(*t, grad_grid, yzn, vec);
+        specialize_taps3(*t, mode, padding);
+      }
     }
   }
 };
