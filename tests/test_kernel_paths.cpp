@@ -95,6 +95,17 @@ TEST_P(KernelPaths, GridSampleNamesItsForwardByGridDensityAndChannels) {
                                   "backward 2-D: more than 8 channels (several scatter blocks)"}
                           : Paths{"forward 2-D", "backward 2-D"};
   EXPECT_EQ(paths_of(*b, grid_sample_case(17, 2, 2, "bicubic", "border")), dense);
+  // A volume of 9 channels: the 5-D kernels, two blocks of 8 in the CPU's scatter; 8 channels
+  // fill one.
+  Case volume = grid_sample_case(9, 2, 2, "bilinear", "zeros");
+  volume.inputs["input"] = filled({1, 9, 2, 2, 2}, 0.25);
+  volume.inputs["grid"] = filled({1, 2, 2, 2, 3}, 0.1);
+  volume.grad_output = filled({1, 9, 2, 2, 2}, 1.0);
+  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{"forward 3-D", "backward 3-D", "backward 3-D: more than 8 channels (several scatter blocks)"}
+                                       : Paths{"forward 3-D", "backward 3-D"}));
+  volume.inputs["input"] = filled({1, 8, 2, 2, 2}, 0.25);
+  volume.grad_output = filled({1, 8, 2, 2, 2}, 1.0);
+  EXPECT_EQ(paths_of(*b, volume), (Paths{"forward 3-D", "backward 3-D"}));
 }
 
 TEST_P(KernelPaths, InterpolateNamesItsClosedFormsOnTheCpu) {

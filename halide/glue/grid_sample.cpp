@@ -73,6 +73,7 @@ constexpr const char* kChannelBlocks = "forward 2-D channels-last: more than 16 
 constexpr const char* kForward3d = "forward 3-D";
 constexpr const char* kBackward2d = "backward 2-D";
 constexpr const char* kScatterBlocks = "backward 2-D: more than 8 channels (several scatter blocks)";
+constexpr const char* kScatterBlocks3d = "backward 3-D: more than 8 channels (several scatter blocks)";
 constexpr const char* kBackward3d = "backward 3-D";
 
 const std::vector<KernelPath> kGridSamplePaths = {
@@ -93,6 +94,7 @@ const std::vector<KernelPath> kGridSamplePaths = {
     {kBackward2d},
     {kScatterBlocks, PathOn::Cpu},
     {kBackward3d},
+    {kScatterBlocks3d, PathOn::Cpu},
 };
 
 int mode_code(GridMode m) { return m == GridMode::Bilinear ? 0 : m == GridMode::Nearest ? 1 : 2; }
@@ -136,7 +138,8 @@ class GridSampleCall {
   void backward() {
     if (!work_ || !has_grad_) return;
     paths_.take(three_d() ? kBackward3d : kBackward2d);
-    if (!three_d() && device_ == HalideDevice::Cpu && p_.C > oplab_widths::kGridScatterLanes) paths_.take(kScatterBlocks);
+    if (device_ == HalideDevice::Cpu && p_.C > oplab_widths::kGridScatterLanes)
+      paths_.take(three_d() ? kScatterBlocks3d : kScatterBlocks);
     auto gi = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_input, device_) : OPLAB_KERNEL(grid_sample_grad_input, device_);
     auto gg = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_grid, device_) : OPLAB_KERNEL(grid_sample_grad_grid, device_);
     check(gi(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gi_b_), ctx_, "grid_sample grad_input");
