@@ -61,7 +61,40 @@ Case interpolate_case(const std::string& mode, int64_t in, int64_t out) {
   return c;
 }
 
+// A position-sensitive case: 2 x 2 bins, Co output channels (4 Co input channels), one roi
+// over the image's top-left corner.
+Case ps_roi_case(const std::string& op, int64_t Co, int64_t W) {
+  Case c;
+  c.op = op;
+  c.params = {{"output_size", {2, 2}}, {"spatial_scale", 1.0}};
+  if (op == "ps_roi_align") c.params["sampling_ratio"] = 2;
+  c.inputs["input"] = filled({1, 4 * Co, 5, W}, 0.5);
+  Tensor rois({1, 5}, 0.0);
+  rois.at(0, 3) = 4.0, rois.at(0, 4) = 3.0;
+  c.inputs["rois"] = rois;
+  c.grad_output = filled({1, Co, 2, 2}, 1.0);
+  return c;
+}
+
 class KernelPaths : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelPaths, PsRoiPoolAddsIntoPlanesAndPsRoiAlignTransposesTiles) {
+  Backend* b = runnable_backend(GetParam(), "paths");
+  if (!b) GTEST_SKIP();
+  const bool cpu = GetParam() == "halide-cpu";
+  // 9 output channels (two blocks of 8) on an image 17 wide (ps_roi_pool's forward copies 16
+  // of its columns): both forwards copy tiles and block the channels; only ps_roi_align's
+  // backward accumulates channel blocks and transposes them out in tiles.
+  Paths common = {"forward", "backward"};
+  if (cpu) common.insert({"image 16 or more pixels wide: copied in 16 x 16 tiles", "more than 8 output channels: several channel blocks"});
+  Paths align = common;
+  if (cpu) align.insert("backward: gradient transposed in tiles (wide image, a full channel block)");
+  EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_pool", 9, 17)), common);
+  EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_align", 9, 17)), align);
+  const std::vector<std::string> pool = b->kernel_paths("ps_roi_pool"), al = b->kernel_paths("ps_roi_align");
+  EXPECT_EQ(std::count(pool.begin(), pool.end(), "backward: gradient transposed in tiles (wide image, a full channel block)"), 0);
+  EXPECT_EQ(std::count(al.begin(), al.end(), "backward: gradient transposed in tiles (wide image, a full channel block)"), cpu ? 1 : 0);
+}
 
 TEST_P(KernelPaths, RoiAlignNamesItsTilesAndBlocksOnTheCpuOnly) {
   Backend* b = runnable_backend(GetParam(), "paths");

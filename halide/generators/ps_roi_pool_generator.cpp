@@ -119,8 +119,12 @@ class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
 
 // grad_input: gout(k, c, ph, pw) / area to every pixel of bin (ph, pw) of roi k in plane
 // (pw, ph, c) of image batch(k), rois in order, pixels row-major.
-//  * CPU: into the gradient in channel blocks, a task per (bin, block), race-free, then
-//    transposed out (ps_roi_blocks.h).
+//  * CPU: straight into grad_input, a task per plane (pw, ph, c): it zeroes the plane, then
+//    adds every roi's bin of it, rois in order. Only that task writes the plane, so no two
+//    writes collide, and each pixel's sum is in roi order, as before. A bin adds one value to
+//    a rectangle of its plane, so nothing is gained by blocking channels: the channels-last
+//    blocks ps_roi_align's corners need (ps_roi_blocks.h), which this kernel used too, zeroed
+//    and transposed a copy of the whole gradient, 0.72-0.95x torchvision's time.
 //  * GPU: straight into grad_input with atomic adds, one thread per bin (a 2-D block of
 //    pw x ph), one block per (channel, roi): the bins of overlapping rois share pixels.
 class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
@@ -133,7 +137,7 @@ class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
 
   Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, cl{"cl"}, cb{"cb"};
   PoolBins b;
-  Func target{"target"}, gblk{"gblk"}, goutb{"goutb"};
+  Func target{"target"}, gblk{"gblk"}, goutb{"goutb"}, plane{"plane"};
   RDom r;
   bool cpu = true;
 
@@ -146,23 +150,37 @@ class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
     // r: pixel x (innermost), y, then roi k; the bin is the plane's own (pw, ph).
     r = RDom({{0, e.W}, {0, e.H}, {0, grad_output.dim(3).extent()}}, "r");
     r.where(r[0] >= b.x0(pw, r[2]) && r[0] < b.x1(pw, r[2]) && r[1] >= b.y0(ph, r[2]) && r[1] < b.y1(ph, r[2]));
-    define_ps_gradient(grad_input, gblk, cpu, [&] {
-      if (cpu) {
-        goutb(cl, k, pw, ph, cb) = grad_output(pw, ph, block_channel(cb, cl, kPsLanes, e.Co), k) / area;
-        gblk(cl, r[0], r[1], b.batch(r[2]), pw, ph, cb) += goutb(cl, r[2], pw, ph, cb);
-      } else {
-        // What a bin adds to each of its pixels, and where (its image), realised where it is
-        // scattered (schedule_ps_scatter).
-        target(pw, ph, c, k) = Tuple(b.batch(k), grad_output(pw, ph, c, k) / area);
-        Tuple t = target(pw, ph, c, r[2]);
-        grad_input(r[0], r[1], pw, ph, c, t[0]) += t[1];
-      }
-    });
+    Var x{"x"}, y{"y"}, n{"n"};
+    // What a bin adds to each of its pixels, and where (its image): on the GPU realised where
+    // it is scattered (schedule_ps_scatter), on the CPU once per (roi, plane).
+    target(pw, ph, c, k) = Tuple(b.batch(k), grad_output(pw, ph, c, k) / area);
+    Tuple t = target(pw, ph, c, r[2]);
+    if (!cpu) {
+      grad_input(x, y, pw, ph, c, n) = 0.0f;
+      grad_input(r[0], r[1], pw, ph, c, t[0]) += t[1];
+      return;
+    }
+    // The plane of every image, accumulated where its task writes it (in cache), then copied.
+    plane(x, y, n, pw, ph, c) = 0.0f;
+    plane(r[0], r[1], t[0], pw, ph, c) += t[1];
+    grad_input(x, y, pw, ph, c, n) = plane(x, y, n, pw, ph, c);
   }
 
   void schedule() {
     promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(grad_output), promise_zero_mins(grad_input);
-    schedule_ps_scatter(grad_input, gblk, goutb, target, r, 2, false, b, input.dim(0).extent(), input.dim(4).extent(), !cpu);
+    if (!cpu) {
+      schedule_ps_scatter(grad_input, gblk, goutb, target, r, 2, false, b, input.dim(0).extent(), input.dim(4).extent(), true);
+      return;
+    }
+    b.schedule_cpu();
+    Var x = grad_input.args()[0], y = grad_input.args()[1], n = grad_input.args()[5], t{"t"};
+    const int vec = natural_vector_size<float>();
+    // A task per plane (every image's): zeroed, its bins added, rois in order, and copied out,
+    // all while it is in cache (zeroing every plane first and adding after, the adds missed).
+    grad_input.reorder(x, y, n, pw, ph, c).fuse(pw, ph, t).fuse(t, c, t).parallel(t).vectorize(x, vec, TailStrategy::GuardWithIf);
+    plane.compute_at(grad_input, t).vectorize(plane.args()[0], vec, TailStrategy::GuardWithIf);
+    plane.update().reorder(r[0], r[1], r[2]);
+    target.compute_at(plane, r[2]);
   }
 };
 

@@ -23,12 +23,15 @@ class PsRoiPoolCall : public PsRoiCall {
  public:
   PsRoiPoolCall(const Case& c, const ValidParams& vp, HalideDevice device) : PsRoiCall(c, vp, device, "ps_roi_pool") {}
 
-  // The forward's bins never read the last column: its tasks copy W - 1 of them.
+  // The forward's bins never read the last column: its tasks copy W - 1 of them. The CPU
+  // backward adds into the planes themselves (no channel blocks, nothing transposed).
   Blocking blocking() const {
     Blocking b = PsRoiCall::blocking();
     b.copied_width_less = 1;
+    b.wide_scatter = false;
     return b;
   }
+  static std::vector<KernelPath> paths() { return roi_paths({{kForward}, {kBackward}}, kPsChannelBlocks, false); }
 
   void forward() {
     if (!note_call(kForward, blocking(), false)) return;
