@@ -151,8 +151,8 @@ class GridSampleForward : public Generator<GridSampleForward> {
 //    walks only its mode's taps (4 of bilinear's 16 slots). Every pixel's sum is in the order
 //    the positions and taps come (rows, positions, taps), as the plain scatter it replaces
 //    summed: the same bits. What it replaced scattered each tap into the planes directly, a
-//    gather and a scatter instruction per tap (6.9 ms against the forward's 1.2 on the reduced
-//    bench shape, behind torch).
+//    gather and a scatter instruction per tap: the reduced bench shape's backward took 6.9 ms
+//    against the forward's 1.2, behind torch (docs/bench/2026-11-28b-cpu.md).
 //  * GPU: a thread per (column of positions, channel) adds atomically (positions share pixels).
 class GridSampleGradInput : public Generator<GridSampleGradInput> {
  public:
@@ -231,7 +231,9 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // The taps of a row of positions where the task scatters it, specialised on mode and
     // padding as the forward's (each combination forms only its own coordinates). Formed for
     // the whole batch up front instead, they were two tables of 4 MiB per call at the bench
-    // shape, and a fresh allocation's first touch (page faults) cost more than the scatter.
+    // shape: in a process whose glibc returns freed memory to the system (the default; the
+    // bench keeps it, README "bench"), their page faults every call cost more than the scatter
+    // (a driver of the kernel alone, 1 thread, reduced shape: 14 ms, 3 ms with row taps).
     for (Func* t : {&tx, &ty}) {
       t->compute_at(gi_cl, ry).reorder_storage(x, k, y, n).reorder(x, k, y, n).vectorize(x, vec, TailStrategy::GuardWithIf);
       for (int m = 0; m < 3; ++m)
