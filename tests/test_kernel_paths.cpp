@@ -129,7 +129,7 @@ TEST_P(KernelPaths, GridSampleNamesItsForwardByGridDensityAndChannels) {
                           : Paths{"forward 2-D", "backward 2-D"};
   EXPECT_EQ(paths_of(*b, grid_sample_case(17, 2, 2, "bicubic", "border")), dense);
   // A volume of 9 channels: the 5-D kernels, two blocks of 8 in the CPU's scatter; 8 channels
-  // fill one.
+  // fill one; 4 take the narrow blocks of 4.
   Case volume = grid_sample_case(9, 2, 2, "bilinear", "zeros");
   volume.inputs["input"] = filled({1, 9, 2, 2, 2}, 0.25);
   volume.inputs["grid"] = filled({1, 2, 2, 2, 3}, 0.1);
@@ -139,6 +139,10 @@ TEST_P(KernelPaths, GridSampleNamesItsForwardByGridDensityAndChannels) {
   volume.inputs["input"] = filled({1, 8, 2, 2, 2}, 0.25);
   volume.grad_output = filled({1, 8, 2, 2, 2}, 1.0);
   EXPECT_EQ(paths_of(*b, volume), (Paths{"forward 3-D", "backward 3-D"}));
+  volume.inputs["input"] = filled({1, 4, 2, 2, 2}, 0.25);
+  volume.grad_output = filled({1, 4, 2, 2, 2}, 1.0);
+  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{"forward 3-D", "backward 3-D", "backward 3-D: 4 channels or fewer (scatter blocks of 4)"}
+                                       : Paths{"forward 3-D", "backward 3-D"}));
 }
 
 TEST_P(KernelPaths, InterpolateNamesItsClosedFormsOnTheCpu) {

@@ -15,8 +15,10 @@ constexpr int kPsLanes = 8;
 // the head dimension are one such vector, so 16 or more fill a vector, and more than 16 make
 // several blocks, on every target.
 constexpr int kWidestFloatVector = 16;
-// Channels per task of grid_sample's grad_input scatter.
+// Channels per task of grid_sample's grad_input scatter; the 5-D scatter takes blocks of
+// kGridNarrowScatterLanes for that many channels or fewer.
 constexpr int kGridScatterLanes = 8;
+constexpr int kGridNarrowScatterLanes = 4;
 // Output bins of one roi and channel that roi_pool's forward stores 16 at a time (else 8).
 constexpr int kRoiPoolWideBins = 16;
 

@@ -74,6 +74,7 @@ constexpr const char* kForward3d = "forward 3-D";
 constexpr const char* kBackward2d = "backward 2-D";
 constexpr const char* kScatterBlocks = "backward 2-D: more than 8 channels (several scatter blocks)";
 constexpr const char* kScatterBlocks3d = "backward 3-D: more than 8 channels (several scatter blocks)";
+constexpr const char* kNarrowScatter3d = "backward 3-D: 4 channels or fewer (scatter blocks of 4)";
 constexpr const char* kBackward3d = "backward 3-D";
 
 const std::vector<KernelPath> kGridSamplePaths = {
@@ -95,6 +96,7 @@ const std::vector<KernelPath> kGridSamplePaths = {
     {kScatterBlocks, PathOn::Cpu},
     {kBackward3d},
     {kScatterBlocks3d, PathOn::Cpu},
+    {kNarrowScatter3d, PathOn::Cpu},
 };
 
 int mode_code(GridMode m) { return m == GridMode::Bilinear ? 0 : m == GridMode::Nearest ? 1 : 2; }
@@ -140,6 +142,8 @@ class GridSampleCall {
     paths_.take(three_d() ? kBackward3d : kBackward2d);
     if (device_ == HalideDevice::Cpu && p_.C > oplab_widths::kGridScatterLanes)
       paths_.take(three_d() ? kScatterBlocks3d : kScatterBlocks);
+    if (device_ == HalideDevice::Cpu && three_d() && p_.C <= oplab_widths::kGridNarrowScatterLanes)
+      paths_.take(kNarrowScatter3d);
     auto gi = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_input, device_) : OPLAB_KERNEL(grid_sample_grad_input, device_);
     auto gg = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_grid, device_) : OPLAB_KERNEL(grid_sample_grad_grid, device_);
     check(gi(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gi_b_), ctx_, "grid_sample grad_input");
