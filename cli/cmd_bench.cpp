@@ -1,5 +1,5 @@
 // `oplab bench`: the standard shapes, forward and backward, halide-cpu (and halide-cuda where
-// it runs) against torchvision (and on the CPU forward the other live peers) with the same
+// it runs; and halide-cpu-f16 / -cuda-f16 in rows of their own for the ops they have) against torchvision (and on the CPU forward the other live peers) with the same
 // thread count, every side timed in one alternation (bench/peer_timing.h). Every figure is a
 // ratio (peer time / ours); achieved GB/s is set against the copy bandwidth measured here.
 #include <algorithm>
@@ -53,13 +53,13 @@ json timing_json(const bench::Timing& t) {
 // Our side of one measurement: the prepared kernel call when the glue offers it (buffers
 // converted once), else the whole backend run (float conversion included, and said so).
 // Returns the call, or null with *why set when the backend does not take the case.
-std::function<void()> our_call(Backend& b, HalideDevice device, const Case& c, bool backward, bool* kernel_only,
-                               std::string* why) {
+std::function<void()> our_call(Backend& b, HalideDevice device, HalideStorage storage, const Case& c, bool backward,
+                               bool* kernel_only, std::string* why) {
   if (auto reason = b.unsupported_reason(c)) {
     *why = *reason;
     return nullptr;
   }
-  std::function<void()> call = halide_prepared_call(c, device, backward);
+  std::function<void()> call = halide_prepared_call(c, device, backward, storage);
   *kernel_only = bool(call);
   if (!call) call = [&b, c] { (void)evaluate(b, c); };
   return call;
@@ -253,15 +253,20 @@ int run_bench(const Options& opt) {
         c.grad_output = std::move(go);
       }
       // halide-opencl is not timed: on pocl's CPU device its times say nothing about a GPU.
-      for (auto [name, device] : {std::pair<const char*, HalideDevice>{"halide-cpu", HalideDevice::Cpu},
-                                  {"halide-cuda", HalideDevice::Cuda}}) {
+      // The float16 backends get a row of their own only for the ops they have kernels for
+      // (deform_roi_pool's forward, NHWC), beside the float32 row of the same shape.
+      for (HalideStorage storage : kHalideStorages)
+      for (HalideDevice device : {HalideDevice::Cpu, HalideDevice::Cuda}) {
         if (opt.device != "all" && opt.device != (device == HalideDevice::Cuda ? "cuda" : "cpu")) continue;
+        const char* name = halide_backend_name(device, storage);
         Backend* b = reg.find(name);
         if (!b || b->unavailable_reason()) continue;
+        if (storage != HalideStorage::Float32 && (b->unsupported_reason(c) || (backward && !b->computes_grads(c.op))))
+          continue;
         const std::string peer_device = device == HalideDevice::Cuda ? "cuda" : "cpu";
         bool kernel_only = false;
         std::string why;
-        const std::function<void()> call = our_call(*b, device, c, backward, &kernel_only, &why);
+        const std::function<void()> call = our_call(*b, device, storage, c, backward, &kernel_only, &why);
         // Ours and every peer alternate run by run (bench/peer_timing.h): torchvision on the
         // same kind of device, and on the CPU forward the other live peers as well.
         std::vector<bench::PeerSide> peers{torchvision_side(s.peer_request, backward, opt, peer_device)};
@@ -323,7 +328,8 @@ int run_bench(const Options& opt) {
           write_json_file_atomic(opt.out, json{{"complete", false}, {"device", opt.device}, {"records", records}}, 2);
         } catch (const std::exception&) {  // reported by the final write below
         }
-        std::cout << std::left << std::setw(36) << s.name << std::setw(10) << (backward ? "backward" : "forward")
+        const std::string row = storage == HalideStorage::Float32 ? s.name : s.name + " " + name;
+        std::cout << std::left << std::setw(36) << row << std::setw(10) << (backward ? "backward" : "forward")
                   << std::right << std::setw(12) << ours_ms << std::setw(12) << peer_ms << std::setw(9) << ratio
                   << std::setw(9) << gbs << std::setw(8) << frac << std::endl;  // a row as it is measured
         if (rec.contains("peers_ms")) {

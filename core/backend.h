@@ -139,7 +139,7 @@ struct BackendRegistrar {
 // CPU kernels, our kernels, the other peers, torch's CUDA kernels, then the variants (seeded
 // bugs from 110, study variants from 210, as their files say).
 constexpr int kOrderTorchvision = 10;  // torchvision, -f32, -f16, -bf16
-constexpr int kOrderHalide = 20;       // halide-cpu, -cuda, -opencl
+constexpr int kOrderHalide = 20;       // halide-cpu, -cuda, -opencl, then their -f16
 constexpr int kOrderOnnxruntime = 30;  // onnxruntime, onnxruntime-f32
 constexpr int kOrderOpencv = 32;
 constexpr int kOrderPillow = 34;      // pillow

@@ -15,15 +15,22 @@ namespace oplab {
 enum class HalideDevice { Cpu, Cuda, OpenCL };
 inline bool on_gpu(HalideDevice d) { return d != HalideDevice::Cpu; }
 constexpr HalideDevice kHalideDevices[] = {HalideDevice::Cpu, HalideDevice::Cuda, HalideDevice::OpenCL};
-const char* halide_backend_name(HalideDevice d);  // halide-cpu, halide-cuda, halide-opencl
+// What the kernels store their tensors in: float32 (every op), or float16 with float32
+// arithmetic (the ops whose design asks for it: deform_roi_pool's forward, NHWC, as the MLU
+// design of seed 002 specifies it).
+enum class HalideStorage { Float32, Float16 };
+constexpr HalideStorage kHalideStorages[] = {HalideStorage::Float32, HalideStorage::Float16};
+// halide-cpu, halide-cuda, halide-opencl; with float16 storage halide-cpu-f16, -cuda-f16, -opencl-f16.
+const char* halide_backend_name(HalideDevice d, HalideStorage s = HalideStorage::Float32);
 
-// The `halide-cpu`, `halide-cuda` and `halide-opencl` backends: float32 Halide kernels compiled
-// ahead of time.
-std::unique_ptr<Backend> make_halide_backend(HalideDevice device);
+// The `halide-cpu`, `halide-cuda` and `halide-opencl` backends (float32 Halide kernels compiled
+// ahead of time), and their float16 counterparts (the ops that have float16 kernels).
+std::unique_ptr<Backend> make_halide_backend(HalideDevice device, HalideStorage storage = HalideStorage::Float32);
 
 // The kernels of a case alone, with its buffers converted once (for timing); empty when the
 // op's glue does not provide it (then time the backend's run(), conversions included).
-std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, bool backward);
+std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, bool backward,
+                                           HalideStorage storage = HalideStorage::Float32);
 
 // Threads of the Halide CPU thread pool (the benchmark sets it equal to the peer's).
 void set_halide_threads(int n);

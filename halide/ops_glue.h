@@ -51,13 +51,19 @@ struct HalideOp {
   // Every path its kernels can take; a call's Result names those it took (the call object's
   // taken_paths()), and the backend refuses to answer with one not listed here.
   std::vector<KernelPath> paths;
+  // The backends whose kernels these are: float32 (halide-cpu, ...) or float16 (halide-cpu-f16, ...).
+  HalideStorage storage = HalideStorage::Float32;
+  // True when the kernels compute the forward only: the backends then take no grad_output
+  // for the op (Backend::computes_grads).
+  bool forward_only = false;
 };
 
 struct HalideOpRegistrar {
   explicit HalideOpRegistrar(HalideOp op);
 };
 
-const HalideOp* find_halide_op(const std::string& op);  // nullptr when no kernels exist
+// nullptr when no kernels of that storage exist for the op
+const HalideOp* find_halide_op(const std::string& op, HalideStorage storage = HalideStorage::Float32);
 
 // The kernel NAME compiled for `device`: every kernel exists as NAME_cpu, NAME_cuda and
 // NAME_opencl with one signature (halide/CMakeLists.txt, oplab_halide_kernel).

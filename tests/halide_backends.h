@@ -1,5 +1,6 @@
 #pragma once
-// The Halide backends (halide-cpu, halide-cuda, halide-opencl: one per HalideDevice) that can
+// The Halide backends (halide-cpu, halide-cuda, halide-opencl: one per HalideDevice; and their
+// float16 counterparts, halide-cpu-f16, ...) that can
 // run on this machine, for the suites that run each of their checks on every one of them. A
 // backend that cannot run here is left out, and with a non-empty `tag` its reason is printed
 // ("[tag] halide-cuda skipped: no CUDA driver ..."), so a skip is never silent.
@@ -29,11 +30,17 @@ inline Backend* runnable_backend(const std::string& name, const std::string& tag
   return b;
 }
 
-inline std::vector<Backend*> runnable_halide_backends(const std::string& tag = "") {
+inline std::vector<Backend*> runnable_halide_backends(const std::string& tag = "",
+                                                      HalideStorage storage = HalideStorage::Float32) {
   std::vector<Backend*> v;
   for (HalideDevice d : kHalideDevices)
-    if (Backend* b = runnable_backend(halide_backend_name(d), tag)) v.push_back(b);
+    if (Backend* b = runnable_backend(halide_backend_name(d, storage), tag)) v.push_back(b);
   return v;
+}
+
+// The float16 ones (halide-cpu-f16, ...: the ops that have float16 kernels).
+inline std::vector<Backend*> runnable_halide_f16_backends(const std::string& tag = "") {
+  return runnable_halide_backends(tag, HalideStorage::Float16);
 }
 
 }  // namespace oplab

@@ -1,6 +1,7 @@
-// Every float32 backend that can run here (halide-cpu; halide-opencl where an OpenCL device is; halide-cuda on a GPU machine) against
-// the reference on the fixed-seed edge-aimed corpus of every op, forward and backward, by the
-// per-element error bound of SPEC §9 (compare/float_compare.h: 8x the bound). Boundary flips are
+// Every Halide backend that can run here (halide-cpu; halide-opencl where an OpenCL device is; halide-cuda on a GPU machine; and
+// their float16 counterparts for the ops they have) against the reference on the fixed-seed
+// edge-aimed corpus of every op, forward and backward, by the per-element error bound of SPEC §9
+// and §15 at the backend's dtype (compare/float_compare.h: 8x the bound). Boundary flips are
 // counted and printed, never passed silently; cases a backend does not support yet are
 // counted and printed too.
 #include <gtest/gtest.h>
@@ -29,7 +30,9 @@ TEST_P(FloatAgreement, HalideBackendsWithinBound) {
   const std::string op = GetParam();
   Backend* ref = builtin_backends().find("ref");
   const auto cases = fuzz::sample_cases(op, kCases, kSeed);
-  for (Backend* b : runnable_halide_backends("float " + op)) {
+  std::vector<Backend*> backends = runnable_halide_backends("float " + op);
+  for (Backend* b : runnable_halide_f16_backends("float16 " + op)) backends.push_back(b);
+  for (Backend* b : backends) {
     const std::string name = b->name();
     std::map<std::string, int> count;
     double worst = 0;

@@ -162,6 +162,36 @@ TEST_P(KernelPaths, InterpolateNamesItsClosedFormsOnTheCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Halide, KernelPaths, ::testing::Values("halide-cpu", "halide-opencl"));
 
+// A deform_roi_pool case of C channels on a 4 x 4 map, one roi, 2 x 2 bins.
+Case deform_roi_pool_case(int64_t C, bool offset) {
+  Case c;
+  c.op = "deform_roi_pool";
+  c.params = {{"output_size", {2, 2}}, {"spatial_scale", 1.0}, {"sampling_ratio", 1}, {"gamma", 0.1}};
+  c.inputs["input"] = filled({1, C, 4, 4}, 0.5);
+  Tensor rois({1, 5}, 0.0);
+  rois.at(0, 3) = 3.0, rois.at(0, 4) = 3.0;
+  c.inputs["rois"] = rois;
+  if (offset) c.inputs["offset"] = filled({1, 2, 2, 2}, 0.25);
+  return c;
+}
+
+// The float16 backends' deform_roi_pool (NHWC, forward only): on the CPU a full vector per 16
+// channels from 16 on (the kernel's specialisation C >= 16), one masked vector below.
+TEST(KernelPathsFloat16, DeformRoiPoolNamesItsVectorsOnTheCpuOnly) {
+  const std::vector<Backend*> backends = runnable_halide_f16_backends("paths");
+  if (backends.empty()) GTEST_SKIP();
+  for (Backend* b : backends) {
+    const bool cpu = b->name() == "halide-cpu-f16";
+    Paths full = {"forward with offset, NHWC float16"}, narrow = {"forward without offset, NHWC float16"};
+    if (cpu) full.insert("16 channels or more: full vectors"), narrow.insert("fewer than 16 channels: one masked vector");
+    EXPECT_EQ(paths_of(*b, deform_roi_pool_case(16, true)), full) << b->name();
+    EXPECT_EQ(paths_of(*b, deform_roi_pool_case(15, false)), narrow) << b->name();
+    const std::vector<std::string> listed = b->kernel_paths("deform_roi_pool");
+    EXPECT_EQ(listed.size(), cpu ? 5u : 3u) << b->name();
+    EXPECT_TRUE(b->kernel_paths("roi_align").empty()) << b->name() << ": a float16 kernel of an op it lacks";
+  }
+}
+
 TEST(KernelPathWire, AnAnswerCarriesItsPaths) {
   Result r;
   r.op = "roi_align", r.backend = "halide-cpu";
