@@ -17,7 +17,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 TESTS=(test_halide_roi_ops test_halide_ps_roi_ops test_halide_deform_conv2d test_halide_interpolate
-       test_halide_grid_sample test_halide_ms_deform_attn test_float_agreement test_peer_torchvision)
+       test_halide_grid_sample test_halide_ms_deform_attn test_halide_deform_roi_pool_f16 test_float_agreement
+       test_peer_torchvision)
 
 # The CPU kernels of the everyday build are compiled for this machine's processor (host),
 # which the GPU machine's may not match (an instruction it lacks would kill the run), so the
@@ -88,7 +89,7 @@ for _ in range(10):
     best = max(best, 2 * a.numel() * 4 / (time.perf_counter() - t) / 1e9)
 print("gpu copy bandwidth %.0f GB/s (read + write, best of 10)" % best)' 2>&1 | tee -a "$out/gpu.txt"
   step 30 .gpu/oplab backends
-  step 100 .gpu/oplab campaign --backend halide-cuda --cases "$cases" --seed 1 --out "$out/campaign"
+  step 100 .gpu/oplab campaign --backend halide-cuda --backend halide-cuda-f16 --cases "$cases" --seed 1 --out "$out/campaign"
   for t in "${TESTS[@]}"; do
     local filter='*'
     [ "$t" = test_peer_torchvision ] && filter='*Cuda*:*Bench*'  # the rest is the CPU peer's
