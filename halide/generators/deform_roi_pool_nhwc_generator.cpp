@@ -110,7 +110,7 @@ class DeformRoiPoolNhwcForward : public Generator<DeformRoiPoolNhwcForward> {
     promise_zero_mins(*input), promise_zero_mins(rois), promise_zero_mins(order), promise_zero_mins(*output);
     if (offset) promise_zero_mins(*offset);
     Func out = *output;
-    Var pw = g.pw, ph = g.ph, k = g.k;
+    Var k = g.k;
     if (get_target().has_gpu_feature()) {
       // A thread per output element, channels fastest: a warp's loads of a corner are
       // consecutive channels (coalesced), where NCHW's are a plane apart.
