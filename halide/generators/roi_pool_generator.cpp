@@ -101,7 +101,9 @@ struct BinMax {
     // (Both rows are inside the image; the clamp tells bounds inference so.)
     Expr v0 = blk(cl, r.x, clamp(y0, 0, H - 1), cb, batch(k));
     Expr v1 = blk(cl, r.x, clamp(select(has1, y1, y0), 0, H - 1), cb, batch(k));
-    best(args(cl, bin, cb, k)) = Tuple(0.0f, -1, 0.0f, -1);
+    // Each partial's value starts as NaN, which a bin with no non-NaN pixel keeps: its answer
+    // without a select per lane (value() below says why that matters).
+    best(args(cl, bin, cb, k)) = Tuple(cast<float>(NAN), -1, cast<float>(NAN), -1);
     Tuple b = best(args(cl, bin, cb, k));
     Expr take0 = !is_nan(v0) && (b[1] < 0 || v0 > b[0]);
     Expr take1 = has1 && !is_nan(v1) && (b[3] < 0 || v1 > b[2]);
@@ -127,13 +129,16 @@ struct BinMax {
   }
 
   // Output of lane cl of block cb: (value, argmax); value 0 for an empty bin, NaN for a
-  // non-empty bin of only NaN, else the max.
-  // (At best's own bin and roi.)
+  // non-empty bin of only NaN (the partials' initial NaN, kept), else the max.
+  // (At best's own bin and roi.) The NaN once came from a select per lane on the winner's
+  // index, which the CPU code made a merge-masked broadcast of a constant per bin: half of
+  // the forward's samples sat on it (perf, bench record 2026-11-28c), and without it the
+  // standard shape's forward took 0.5-0.7x the time, the same values and argmax.
   Tuple value(Expr cl_, Expr cb_) const {
     Expr empty = x_hi <= x_lo || y_hi <= y_lo;
     std::vector<Expr> bin_(bin.begin(), bin.end());
     Tuple w = winner(cl_, bin_, cb_, k);
-    return Tuple(select(empty, 0.0f, select(w[1] < 0, cast<float>(NAN), w[0])), w[1]);
+    return Tuple(select(empty, 0.0f, w[0]), w[1]);
   }
 
   void schedule_bounds_cpu() {
