@@ -1,7 +1,8 @@
 // `oplab bench`: the standard shapes, forward and backward, halide-cpu (and halide-cuda where
-// it runs; and halide-cpu-f16 / -cuda-f16 in rows of their own for the ops they have) against torchvision (and on the CPU forward the other live peers) with the same
-// thread count, every side timed in one alternation (bench/peer_timing.h). Every figure is a
-// ratio (peer time / ours); achieved GB/s is set against the copy bandwidth measured here.
+// it runs; halide-cpu-f16 / -cuda-f16 in rows of their own for the ops they have) against
+// torchvision (and on the CPU forward the other live peers) with the same thread count, every
+// side timed in one alternation (bench/peer_timing.h). Every figure is a ratio (peer time /
+// ours); achieved GB/s is set against the copy bandwidth measured here.
 #include <algorithm>
 #include <cstdlib>
 #include <iomanip>
@@ -255,8 +256,10 @@ int run_bench(const Options& opt) {
       // halide-opencl is not timed: on pocl's CPU device its times say nothing about a GPU.
       // The float16 backends get a row of their own only for the ops they have kernels for
       // (deform_roi_pool's forward, NHWC), beside the float32 row of the same shape.
-      for (HalideStorage storage : kHalideStorages)
-      for (HalideDevice device : {HalideDevice::Cpu, HalideDevice::Cuda}) {
+      for (auto [storage, device] : {std::pair{HalideStorage::Float32, HalideDevice::Cpu},
+                                     std::pair{HalideStorage::Float32, HalideDevice::Cuda},
+                                     std::pair{HalideStorage::Float16, HalideDevice::Cpu},
+                                     std::pair{HalideStorage::Float16, HalideDevice::Cuda}}) {
         if (opt.device != "all" && opt.device != (device == HalideDevice::Cuda ? "cuda" : "cpu")) continue;
         const char* name = halide_backend_name(device, storage);
         Backend* b = reg.find(name);

@@ -19,7 +19,6 @@ constexpr HalideDevice kHalideDevices[] = {HalideDevice::Cpu, HalideDevice::Cuda
 // arithmetic (the ops whose design asks for it: deform_roi_pool's forward, NHWC, as the MLU
 // design of seed 002 specifies it).
 enum class HalideStorage { Float32, Float16 };
-constexpr HalideStorage kHalideStorages[] = {HalideStorage::Float32, HalideStorage::Float16};
 // halide-cpu, halide-cuda, halide-opencl; with float16 storage halide-cpu-f16, -cuda-f16, -opencl-f16.
 const char* halide_backend_name(HalideDevice d, HalideStorage s = HalideStorage::Float32);
 
