@@ -128,20 +128,38 @@ TEST_P(KernelPaths, GridSampleNamesItsForwardByGridDensityAndChannels) {
                                   "backward 2-D: more than 8 channels (several scatter blocks)"}
                           : Paths{"forward 2-D", "backward 2-D"};
   EXPECT_EQ(paths_of(*b, grid_sample_case(17, 2, 2, "bicubic", "border")), dense);
-  // A volume of 9 channels: the 5-D kernels, two blocks of 8 in the CPU's scatter; 8 channels
-  // fill one; 4 take the narrow blocks of 4.
+  // A volume of 9 channels: the 5-D kernels, channels-last (one block of 16) forward, two
+  // blocks of 8 in the CPU's scatter; 8 channels fill one; 4 take the narrow blocks of 4 in
+  // both; 17 make two forward blocks; nearest is its own specialisation.
   Case volume = grid_sample_case(9, 2, 2, "bilinear", "zeros");
-  volume.inputs["input"] = filled({1, 9, 2, 2, 2}, 0.25);
+  auto channels = [&](int64_t C) {
+    volume.inputs["input"] = filled({1, C, 2, 2, 2}, 0.25);
+    volume.grad_output = filled({1, C, 2, 2, 2}, 1.0);
+  };
+  channels(9);
   volume.inputs["grid"] = filled({1, 2, 2, 2, 3}, 0.1);
-  volume.grad_output = filled({1, 9, 2, 2, 2}, 1.0);
-  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{"forward 3-D", "backward 3-D", "backward 3-D: more than 8 channels (several scatter blocks)"}
+  const char* trilinear = "forward 3-D channels-last: bilinear";
+  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{trilinear, "backward 3-D", "backward 3-D: more than 8 channels (several scatter blocks)"}
                                        : Paths{"forward 3-D", "backward 3-D"}));
-  volume.inputs["input"] = filled({1, 8, 2, 2, 2}, 0.25);
-  volume.grad_output = filled({1, 8, 2, 2, 2}, 1.0);
-  EXPECT_EQ(paths_of(*b, volume), (Paths{"forward 3-D", "backward 3-D"}));
-  volume.inputs["input"] = filled({1, 4, 2, 2, 2}, 0.25);
-  volume.grad_output = filled({1, 4, 2, 2, 2}, 1.0);
-  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{"forward 3-D", "backward 3-D", "backward 3-D: 4 channels or fewer (scatter blocks of 4)"}
+  channels(8);
+  EXPECT_EQ(paths_of(*b, volume), (Paths{cpu ? trilinear : "forward 3-D", "backward 3-D"}));
+  channels(4);
+  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{trilinear, "forward 3-D channels-last: 4 channels or fewer (blocks of 4)",
+                                               "backward 3-D", "backward 3-D: 4 channels or fewer (scatter blocks of 4)"}
+                                       : Paths{"forward 3-D", "backward 3-D"}));
+  channels(17);
+  volume.params["mode"] = "nearest";
+  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{"forward 3-D channels-last: nearest",
+                                               "forward 3-D channels-last: more than 16 channels (several blocks)",
+                                               "backward 3-D", "backward 3-D: more than 8 channels (several scatter blocks)"}
+                                       : Paths{"forward 3-D", "backward 3-D"}));
+  // One position for 3 x 5 x 5 = 75 voxels: under 1/64 per voxel, the plain gather.
+  channels(2);
+  volume.inputs["input"] = filled({1, 2, 3, 5, 5}, 0.25);
+  volume.inputs["grid"] = filled({1, 1, 1, 1, 3}, 0.1);
+  volume.grad_output = filled({1, 2, 1, 1, 1}, 1.0);
+  EXPECT_EQ(paths_of(*b, volume), (cpu ? Paths{"forward 3-D: plain gather (sparse grid)", "backward 3-D",
+                                               "backward 3-D: 4 channels or fewer (scatter blocks of 4)"}
                                        : Paths{"forward 3-D", "backward 3-D"}));
 }
 

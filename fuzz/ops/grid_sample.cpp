@@ -54,16 +54,16 @@ double pick_grid_value(int64_t S, bool ac, bool near_image) {
   }
 }
 
-// The variants sometimes_redrawn draws (gen_values.h): 2-D cases whose forward takes the CPU's
-// plain gather (a sparse grid: one position for more than 64 pixels,
+// The variants sometimes_redrawn draws (gen_values.h): 2-D or 5-D cases whose forward takes
+// the CPU's plain gather (a sparse grid: one position for more than 64 pixels or voxels,
 // halide/glue/grid_sample_path.h), and 2-D or 5-D cases with more channels than a block of
-// the channels-last forward and of the grad_input scatters (halide/generators/kernel_widths.h).
+// the channels-last forwards and of the grad_input scatters (halide/generators/kernel_widths.h).
 enum Variant { kUsual = 0, kSparseGrid = 1, kManyChannels = 2 };
 
 Case draw(int variant) {
   Case c;
   c.op = "grid_sample";
-  const int nd = variant == kSparseGrid ? 2 : pick_one<int>({{3, 2}, {1, 3}});
+  const int nd = pick_one<int>({{3, 2}, {1, 3}});
   const std::string mode = nd == 2 ? pick_of<std::string>({"bilinear", "nearest", "bicubic"})
                                    : pick_of<std::string>({"bilinear", "nearest"});
   const std::string pad = pick_of<std::string>({"zeros", "border", "reflection"});

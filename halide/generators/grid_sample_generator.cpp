@@ -115,7 +115,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
       output.reorder(x, c, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
       acc.compute_at(output, c).vectorize(x, vec, TailStrategy::GuardWithIf);
       acc.update().reorder(x, r.x, r.y).vectorize(x, vec, TailStrategy::GuardWithIf);
-      for (Func* t : {&tx, &ty}) row_taps_at(*t, output, yn, vec);
+      for (Func* t : {&tx, &ty}) row_taps_at(*t, LoopLevel(output, yn), vec);
       return;
     }
     const int B = natural_vector_size<float>();
@@ -129,7 +129,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
     acc.compute_at(output, y).vectorize(ci);
     for (int m = 0; m < 3; ++m) acc.specialize(mode == m);
     for (Func* t : {&tx, &ty}) {
-      row_taps_at(*t, output, y, B);
+      row_taps_at(*t, LoopLevel(output, y), B);
       for (int m = 0; m < 3; ++m)
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }
@@ -227,6 +227,11 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
         .parallel(cn);
     gi_cl.compute_at(grad_input, cn).vectorize(ci);
     gi_cl.update().reorder(ci, rq, rx, ry).vectorize(ci);
+    // The mode made a constant: the taps per axis fold into the slot arithmetic (q % T and
+    // q / T were integer divisions per tap) and bilinear's 4 taps unroll.
+    gi_cl.update().specialize(mode == 0).unroll(rq);
+    gi_cl.update().specialize(mode == 1);
+    gi_cl.update().specialize(mode == 2);
     go_cl.compute_at(gi_cl, ry).vectorize(ci);
     // The taps of a row of positions where the task scatters it, specialised on mode and
     // padding as the forward's (each combination forms only its own coordinates). Formed for
@@ -235,7 +240,7 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // bench keeps it, README "bench"), their page faults every call cost more than the scatter
     // (a driver of the kernel alone, 1 thread, reduced shape: 14 ms, 3 ms with row taps).
     for (Func* t : {&tx, &ty}) {
-      t->compute_at(gi_cl, ry).reorder_storage(x, k, y, n).reorder(x, k, y, n).vectorize(x, vec, TailStrategy::GuardWithIf);
+      row_taps_at(*t, LoopLevel(gi_cl, ry), vec);
       for (int m = 0; m < 3; ++m)
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }
@@ -286,7 +291,7 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
       sums.compute_at(grad_grid, yn).vectorize(x, vec, TailStrategy::GuardWithIf);
       sums.update().reorder(x, r[0], r[1], r[2]).vectorize(x, vec, TailStrategy::GuardWithIf);
       for (Func* t : {&tx, &ty}) {
-        row_taps_at(*t, grad_grid, yn, vec);
+        row_taps_at(*t, LoopLevel(grad_grid, yn), vec);
         for (int m = 0; m < 3; ++m)
           for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
       }

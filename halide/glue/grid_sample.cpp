@@ -3,9 +3,9 @@
 // with the generators' layouts (dims reversed: input (w, h[, d], c, n), grid (k, x, y[, z], n)),
 // mode, padding and align_corners as kernel parameters, and the calls: the forward, then
 // grad_input and grad_grid when the case has grad_output. Nothing to sample (an empty batch,
-// channel axis or grid) leaves every output and gradient 0 without a call. The 4-D forward on
-// the CPU has two paths (grid_sample_path.h): channels-last, or the plain gather for inputs too
-// large for its copy and for sparse grids.
+// channel axis or grid) leaves every output and gradient 0 without a call. The forward on the
+// CPU, 4-D and 5-D, has two paths (grid_sample_path.h): channels-last, or the plain gather for
+// inputs too large for its copy and for sparse grids.
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -20,6 +20,9 @@
 #include "grid_sample3d_grad_input_cpu.h"
 #include "grid_sample3d_grad_input_cuda.h"
 #include "grid_sample3d_grad_input_opencl.h"
+#include "grid_sample3d_plain_fwd_cpu.h"
+#include "grid_sample3d_plain_fwd_cuda.h"
+#include "grid_sample3d_plain_fwd_opencl.h"
 #include "grid_sample_fwd_cpu.h"
 #include "grid_sample_fwd_cuda.h"
 #include "grid_sample_fwd_opencl.h"
@@ -71,6 +74,11 @@ constexpr const char* kBicubicBorder = "forward 2-D channels-last: bicubic, bord
 constexpr const char* kBicubicReflection = "forward 2-D channels-last: bicubic, reflection";
 constexpr const char* kChannelBlocks = "forward 2-D channels-last: more than 16 channels (several blocks)";
 constexpr const char* kForward3d = "forward 3-D";
+constexpr const char* kPlainGather3d = "forward 3-D: plain gather (sparse grid)";
+constexpr const char* kTrilinear3d = "forward 3-D channels-last: bilinear";
+constexpr const char* kNearest3d = "forward 3-D channels-last: nearest";
+constexpr const char* kNarrowBlocks3d = "forward 3-D channels-last: 4 channels or fewer (blocks of 4)";
+constexpr const char* kChannelBlocks3d = "forward 3-D channels-last: more than 16 channels (several blocks)";
 constexpr const char* kBackward2d = "backward 2-D";
 constexpr const char* kScatterBlocks = "backward 2-D: more than 8 channels (several scatter blocks)";
 constexpr const char* kScatterBlocks3d = "backward 3-D: more than 8 channels (several scatter blocks)";
@@ -91,7 +99,12 @@ const std::vector<KernelPath> kGridSamplePaths = {
     {kBicubicBorder, PathOn::Cpu},
     {kBicubicReflection, PathOn::Cpu},
     {kChannelBlocks, PathOn::Cpu},
-    {kForward3d},
+    {kForward3d, PathOn::Gpu},
+    {kPlainGather3d, PathOn::Cpu},
+    {kTrilinear3d, PathOn::Cpu},
+    {kNearest3d, PathOn::Cpu},
+    {kNarrowBlocks3d, PathOn::Cpu},
+    {kChannelBlocks3d, PathOn::Cpu},
     {kBackward2d},
     {kScatterBlocks, PathOn::Cpu},
     {kBackward3d},
@@ -129,9 +142,10 @@ class GridSampleCall {
 
   void forward() {
     if (!work_) return paths_.take(kNoKernelCall);
-    const bool channels_last = grid_sample_channels_last(p_.Ho * p_.Wo, p_.H * p_.W);
+    const bool channels_last = grid_sample_channels_last(p_.Do * p_.Ho * p_.Wo, p_.D * p_.H * p_.W);
     note_forward_path(channels_last);
-    auto fwd = three_d()        ? OPLAB_KERNEL(grid_sample3d_fwd, device_)
+    auto fwd = three_d() ? (channels_last ? OPLAB_KERNEL(grid_sample3d_fwd, device_)
+                                          : OPLAB_KERNEL(grid_sample3d_plain_fwd, device_))
                : channels_last ? OPLAB_KERNEL(grid_sample_fwd, device_)
                                : OPLAB_KERNEL(grid_sample_plain_fwd, device_);
     check(fwd(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), out_b_), ctx_, "grid_sample forward");
@@ -183,11 +197,17 @@ class GridSampleCall {
   int padding() const { return padding_code(p_.padding); }
   int ac() const { return p_.align_corners ? 1 : 0; }
 
-  // The forward's path (kGridSamplePaths): on the CPU the 2-D channels-last kernel is
-  // specialised on mode and padding and works in blocks of channels.
+  // The forward's path (kGridSamplePaths): on the CPU the channels-last kernels are
+  // specialised on the mode (2-D: and the padding) and work in blocks of channels.
   void note_forward_path(bool channels_last) {
-    if (three_d()) return paths_.take(kForward3d);
-    if (device_ != HalideDevice::Cpu) return paths_.take(kForward2d);
+    if (device_ != HalideDevice::Cpu) return paths_.take(three_d() ? kForward3d : kForward2d);
+    if (three_d()) {
+      if (!channels_last) return paths_.take(kPlainGather3d);
+      paths_.take(p_.mode == GridMode::Nearest ? kNearest3d : kTrilinear3d);
+      if (p_.C <= oplab_widths::kGridNarrowScatterLanes) paths_.take(kNarrowBlocks3d);
+      if (p_.C > oplab_widths::kWidestFloatVector) paths_.take(kChannelBlocks3d);
+      return;
+    }
     if (!channels_last) return paths_.take(kPlainGather);
     static const char* const kSpecialised[3][3] = {
         {kBilinearZeros, kBilinearBorder, kBilinearReflection},

@@ -9,5 +9,7 @@ oplab_halide_kernel(grid_sample_plain_fwd grid_sample.generator grid_sample_forw
 oplab_halide_kernel(grid_sample_grad_input grid_sample.generator grid_sample_grad_input SCATTER)
 oplab_halide_kernel(grid_sample_grad_grid grid_sample.generator grid_sample_grad_grid)
 oplab_halide_kernel(grid_sample3d_fwd grid_sample.generator grid_sample3d_forward)
+# The 5-D forward without the CPU's channels-last copy, as grid_sample_plain_fwd.
+oplab_halide_kernel(grid_sample3d_plain_fwd grid_sample.generator grid_sample3d_forward PARAMS channels_last=false)
 oplab_halide_kernel(grid_sample3d_grad_input grid_sample.generator grid_sample3d_grad_input SCATTER)
 oplab_halide_kernel(grid_sample3d_grad_grid grid_sample.generator grid_sample3d_grad_grid)
