@@ -7,9 +7,13 @@
 
 namespace oplab::fuzz {
 
-// Edges every op has: the feature map one value everywhere (every max a tie), and spatial
-// sizes of 1 or an odd prime >= 5.
+// Edges every op has: the feature map one value everywhere (every max a tie), one of its
+// values NaN or +-Inf (pick_feature_map), and spatial sizes of 1 or an odd prime >= 5.
 static void common_features(const Case& c, std::set<std::string>& f) {
+  for (const char* map : {"input", "value"})  // ms_deform_attn's feature map is its value
+    if (const Tensor* t = c.opt(map))
+      if (std::any_of(t->data.begin(), t->data.end(), [](double v) { return !std::isfinite(v); }))
+        f.insert("non-finite feature value");
   const Tensor* x = c.opt("input");
   if (!x) return;
   if (x->numel() > 1 && std::all_of(x->data.begin(), x->data.end(), [&](double v) { return v == x->data[0]; }))

@@ -1,5 +1,7 @@
 #include "fuzz/gen_values.h"
 
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace oplab::fuzz {
@@ -53,6 +55,20 @@ Tensor pick_tensor(const Shape& shape) {
       return t;
     }
     for (double& v : t.data) v = pick_value();
+    return t;
+  });
+}
+
+void sometimes_one_non_finite(Tensor& t) {
+  if (t.data.empty() || pick_one<int>({{7, 0}, {1, 1}}) == 0) return;
+  t.data[size_t(*rc::gen::inRange<int64_t>(0, t.numel()))] =
+      pick_of<double>({std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY});
+}
+
+Tensor pick_feature_map(const Shape& shape) {
+  return *rc::gen::exec([shape] {  // nested, as pick_tensor's own picks
+    Tensor t = pick_tensor(shape);
+    sometimes_one_non_finite(t);
     return t;
   });
 }

@@ -1,4 +1,5 @@
 #include "peer/onnxruntime_backend.h"
+#include "peer/feature_values.h"
 #include "peer/onnxruntime_repro.h"
 
 #include <unistd.h>
@@ -146,6 +147,30 @@ class OnnxruntimeBackend : public Backend {
           if (!std::isfinite(v))
             // Measured: ORT reads an edge pixel where SPEC §12 samples nothing (a finding).
             return std::string("ONNX Runtime GridSample reads an edge pixel at a non-finite grid value (SPEC: 0)");
+    if (c.op == "roi_align")
+      if (const Tensor* x = c.opt("input"); x && corner_pixel_non_finite(*x))
+        // Measured: as torchvision's CPU kernel (SPEC §8), an out-of-range sample reads pixel (0, 0) times 0.
+        return std::string("ONNX Runtime RoiAlign reads an out-of-range sample as pixel (0, 0) times 0: NaN for a NaN or "
+                           "Inf there, where SPEC §8 gives 0");
+    if (c.op == "roi_pool")
+      if (const Tensor* x = c.opt("input"); x && any_nan_or_minus_inf(*x))
+        // Measured: -FLT_MAX for a bin of -Inf only, NaN for a bin holding NaN and a number.
+        return std::string("ONNX Runtime MaxRoiPool starts its max at -FLT_MAX and lets NaN through: a bin with NaN or of "
+                           "-Inf only differs");
+    if (c.op == "deform_conv2d")
+      if (const Tensor* x = c.opt("input"); x && any_non_finite(*x))
+        // Measured: NaN where SPEC §2 gives 0 or Inf, with a NaN or Inf pixel (corners read at weight 0).
+        return std::string("ONNX Runtime's deform_conv2d reads corners SPEC §2 leaves out: NaN for a NaN or Inf pixel");
+    if (c.op == "grid_sample" && c.params.value("padding_mode", json("zeros")) != "zeros")
+      if (const Tensor* x = c.opt("input"))
+        for (double v : x->data)
+          if (!std::isfinite(v))
+            // Measured: ORT pads by mapping the pixel each corner reads into the image, where
+            // SPEC §12 pads the coordinate and a corner outside reads 0, so a non-finite pixel
+            // meets other corners and weights (the same values where every pixel is finite).
+            return std::string(
+                "ONNX Runtime GridSample pads the corners, not the coordinate: a non-finite pixel is weighted "
+                "otherwise under border and reflection padding (SPEC §12)");
     if (precision_ == OrtPrecision::UInt8 && c.op == "interpolate" && c.params.value("mode", json("")) == "bicubic" &&
         c.params.value("antialias", json(false)) != json(true))
       // Measured on onnxruntime-node 1.30: Resize cubic on uint8 fails ("Tensor type mismatch",

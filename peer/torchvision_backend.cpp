@@ -1,5 +1,6 @@
 #include "peer/torchvision_backend.h"
 #include "peer/divergences.h"
+#include "peer/feature_values.h"
 #include "peer/torchvision_repro.h"
 
 #include <errno.h>
@@ -173,8 +174,16 @@ class TorchvisionBackend : public Backend {
       const Tensor* rois = c.opt("rois");
       if (x && rois && x->rank() == 4 && rois->rank() >= 1 && rois->dim(0) > 0 && (x->dim(2) == 0 || x->dim(3) == 0))
         return std::string("torchvision 0.14 roi_align crashes (SIGSEGV) on an input with H = 0 or W = 0");
+      // SPEC §8: the CPU kernel reads an out-of-range sample as pixel (0, 0) times 0.
+      if (x && device_ == TorchDevice::Cpu && corner_pixel_non_finite(*x))
+        return std::string("torchvision's CPU roi_align reads an out-of-range sample as pixel (0, 0) times 0: NaN for a "
+                           "NaN or Inf there, where SPEC §8 gives 0");
       return std::nullopt;
     }
+    if (c.op == "roi_pool")
+      // Measured (docs/semantics.md, "Max modes"): -FLT_MAX for a bin of NaN or of -Inf only.
+      if (const Tensor* x = c.opt("input"); x && any_nan_or_minus_inf(*x))
+        return std::string("torchvision roi_pool starts its max at -FLT_MAX: a bin of NaN or -Inf only gives -FLT_MAX");
     if (c.op == "deform_conv2d") {
       // A NaN offset makes torchvision floor NaN into an index and read out of bounds
       // (SIGSEGV measured); the project's rule for it (SPEC §2) has no peer to compare with.
@@ -198,6 +207,11 @@ class TorchvisionBackend : public Backend {
       if (const Tensor* loc = c.opt("sampling_locations"))
         for (double v : loc->data)
           if (!std::isfinite(v)) return std::string("the pure-PyTorch ms_deform_attn gives NaN for a non-finite sampling location");
+      // Measured: at x = -1 or y = -1 exactly, grid_sample reads pixel 0 at weight 0 where the
+      // spec's open range (-1, size) samples nothing; only a non-finite value tells them apart.
+      if (const Tensor* value = c.opt("value"); value && any_non_finite(*value))
+        return std::string("the pure-PyTorch ms_deform_attn reads pixel 0 at weight 0 on a location at -1 exactly: NaN "
+                           "for a non-finite value, where the spec samples nothing");
       return std::nullopt;
     }
     if (c.op == "grid_sample") {

@@ -315,5 +315,55 @@ TEST(HalideGridSample, BicubicBoundCountsTheTapsFloat32Moves) {
   }
 }
 
+// bicubic merges the taps that padding sends to one pixel (halide/generators/grid_sample_taps.h);
+// the reference sums them one by one, so an Inf pixel gives NaN where two merged weights have
+// opposite signs or one is 0 (found by the fuzz generator once it drew non-finite pixels). By
+// hand, align_corners, coordinate 0.5 on both axes: the taps -1, 0, 1, 2 weigh -0.09375,
+// 0.59375, 0.59375, -0.09375 (cubic convolution, A = -0.75).
+//  * 2 x 2 image (the channels-last forward: 1 position for 4 pixels), Inf at (0, 0), grid 0:
+//    zeros reads taps 0 and 1 only: 0.59375^2 * Inf = +Inf; border clamps taps -1, 0 to pixel 0
+//    (-0.09375 and 0.59375: NaN); reflection about [0, 1] sends taps 0 and 2 to pixel 0 (NaN).
+//  * 9 x 9 image (the plain gather: 1 position for 81 pixels), Inf at (0, 0), grid -0.875:
+//    zeros +Inf as above; border merges taps -1 and 0 into pixel 0 (NaN); reflection about
+//    [0, 8] sends tap -1 to pixel 1 and leaves pixel 0 to tap 0 alone: +Inf, no NaN.
+// grad_grid along x: dw of tap 0 times w of tap 0 times Inf: -Inf (zeros), and NaN or not
+// exactly as the output.
+TEST(HalideGridSample, NonFinitePixelsThroughMergedBicubicTaps) {
+  struct Want {
+    int64_t side;
+    double g;
+    const char* pad;
+    bool nan;  // else +Inf (output), -Inf (grad x)
+  };
+  const std::vector<Want> wants = {{2, 0.0, "zeros", false},    {2, 0.0, "border", true},
+                                   {2, 0.0, "reflection", true}, {9, -0.875, "zeros", false},
+                                   {9, -0.875, "border", true},  {9, -0.875, "reflection", false}};
+  std::vector<Backend*> backends = runnable_halide_backends("grid_sample");
+  backends.insert(backends.begin(), &ref());
+  for (const Want& w : wants) {
+    Case c;
+    c.op = "grid_sample";
+    c.params = {{"mode", "bicubic"}, {"padding_mode", w.pad}, {"align_corners", true}};
+    Tensor x(Shape{1, 1, w.side, w.side}, 1.0);
+    x.data[0] = INFINITY;
+    c.inputs["input"] = x;
+    c.inputs["grid"] = Tensor(Shape{1, 1, 1, 2}, w.g);
+    c.grad_output = Tensor(Shape{1, 1, 1, 1}, 1.0);
+    EXPECT_EQ(halide_glue::grid_sample_channels_last(1, w.side * w.side), w.side == 2);
+    for (Backend* b : backends) {
+      const Result r = evaluate(*b, c);
+      const std::string what = b->name() + " " + w.pad + " " + std::to_string(w.side) + "x" + std::to_string(w.side);
+      const double out = r.outputs.at("output").data[0], gx = r.grads.at("grid").data[0];
+      if (w.nan) {
+        EXPECT_TRUE(std::isnan(out)) << what << " output " << out;
+        EXPECT_TRUE(std::isnan(gx)) << what << " grad x " << gx;
+      } else {
+        EXPECT_EQ(out, INFINITY) << what << " output";
+        EXPECT_EQ(gx, -INFINITY) << what << " grad x";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace oplab

@@ -54,7 +54,12 @@ class DeformRoiPoolNhwcForward : public Generator<DeformRoiPoolNhwcForward> {
   }
   Type storage_type() const { return !half ? Float(32) : half_as_bits() ? UInt(16) : Float(16); }
   Expr widen(Expr v) const { return half_as_bits() ? half_bits_to_float(v) : cast<float>(v); }
-  Expr narrow(Expr v) const { return half_as_bits() ? float_to_half_bits(v) : cast(storage_type(), v); }
+  // Rounded to float16 in integer arithmetic on every target: Halide's own float32 -> float16
+  // cast on the CPU turned a NaN into Inf (a fuzz case with a NaN pixel, halide-cpu-f16).
+  Expr narrow(Expr v) const {
+    if (!half) return v;
+    return half_as_bits() ? float_to_half_bits(v) : reinterpret(Float(16), float_to_half_bits(v));
+  }
 
   void configure() {
     const Type storage = storage_type();

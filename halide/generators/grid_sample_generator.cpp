@@ -57,7 +57,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
   Output<Buffer<float>> output{"output", 4};
 
   Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, w{"w"}, h{"h"}, ci{"ci"}, co{"co"}, kx{"kx"}, ky{"ky"};
-  Func tx{"tx"}, ty{"ty"}, acc{"acc"}, in_cl{"in_cl"}, pw{"pw"}, pm{"pm"};
+  Func tx{"tx"}, ty{"ty"}, acc{"acc"}, in_cl{"in_cl"}, pw{"pw"}, pm{"pm"}, pz{"pz"};
   RDom r;
 
   void generate() {
@@ -69,7 +69,8 @@ class GridSampleForward : public Generator<GridSampleForward> {
       Expr on = Expr(a[kValid]) * Expr(b[kValid]) != 0.0f;
       Expr v = input(a[kIndex], b[kIndex], c, n);
       acc(x, y, c, n) = 0.0f;
-      Expr sum = acc(x, y, c, n) + select(on, Expr(b[kW]) * Expr(a[kW]) * v, 0.0f);
+      Expr poisoned = on && Expr(a[kPoisonW]) + Expr(b[kPoisonW]) != 0.0f;
+      Expr sum = acc(x, y, c, n) + select(on, Expr(b[kW]) * Expr(a[kW]) * v, 0.0f) + poison_term(poisoned, v);
       // On the CPU in tap order without fused multiply-adds, as the channels-last path sums.
       acc(x, y, c, n) = get_target().has_gpu_feature() ? sum : strict_float(sum);
       output(x, y, c, n) = acc(x, y, c, n);
@@ -82,6 +83,9 @@ class GridSampleForward : public Generator<GridSampleForward> {
     pw(kx, ky, x, y, n) = ty(ky, x, y, n)[kW] * tx(kx, x, y, n)[kW];
     pm(kx, ky, x, y, n) = select(tx(kx, x, y, n)[kValid] != 0.0f && ty(ky, x, y, n)[kValid] != 0.0f,
                                  UInt(32).max(), UInt(32).min());
+    // bicubic's merged taps: all ones where the pair's pixel, if not finite, makes the sum NaN.
+    pz(kx, ky, x, y, n) = select(tx(kx, x, y, n)[kPoisonW] + ty(ky, x, y, n)[kPoisonW] != 0.0f, pm(kx, ky, x, y, n),
+                                 UInt(32).min());
     // The taps of a mode with T per axis, unrolled, rows outer, as the GPU's RDom.
     auto sum = [&](int T) {
       Expr e = 0.0f;
@@ -89,6 +93,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
         for (int i = 0; i < T; ++i) {
           Expr v = in_cl(ci, tx(i, x, y, n)[kIndex], ty(j, x, y, n)[kIndex], co, n);
           e = e + reinterpret<float>(reinterpret<uint32_t>(pw(i, j, x, y, n) * v) & pm(i, j, x, y, n));
+          if (T == 4) e = e + reinterpret<float>(poison_bits(v) & pz(i, j, x, y, n));
         }
       return strict_float(e);
     };
@@ -134,7 +139,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }
     // In memory rather than inlined: seeing the mask's comparison, LLVM branches around loads.
-    for (Func* t : {&pw, &pm})
+    for (Func* t : {&pw, &pm, &pz})
       t->compute_at(output, y).reorder_storage(x, kx, ky).reorder(x, kx, ky).vectorize(x, B, TailStrategy::GuardWithIf);
   }
 };
@@ -268,8 +273,15 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
     Expr on = Expr(a[kValid]) * Expr(b[kValid]) != 0.0f;
     Expr v = select(on, input(a[kIndex], b[kIndex], r[2], n) * grad_output(x, y, r[2], n), 0.0f);
     sums(x, y, n) = Tuple(0.0f, 0.0f);
-    sums(x, y, n) = Tuple(sums(x, y, n)[0] + select(on, Expr(a[kDw]) * Expr(b[kW]) * v, 0.0f),
-                          sums(x, y, n)[1] + select(on, Expr(a[kW]) * Expr(b[kDw]) * v, 0.0f));
+    // The merged taps' NaN for a non-finite pixel (axis_tap): slopes along the axis derived.
+    Expr poison_x = on && Expr(a[kPoisonDw]) + Expr(b[kPoisonW]) != 0.0f;
+    Expr poison_y = on && Expr(a[kPoisonW]) + Expr(b[kPoisonDw]) != 0.0f;
+    Expr gx = sums(x, y, n)[0] + select(on, Expr(a[kDw]) * Expr(b[kW]) * v, 0.0f) + poison_term(poison_x, v);
+    Expr gy = sums(x, y, n)[1] + select(on, Expr(a[kW]) * Expr(b[kDw]) * v, 0.0f) + poison_term(poison_y, v);
+    // On the CPU, LLVM's fast-math flags let it drop the NaN the poison adds (measured: the
+    // forward, strict already, kept it, this sum lost it); strict there, as the forward's sums.
+    if (!get_target().has_gpu_feature()) gx = strict_float(gx), gy = strict_float(gy);
+    sums(x, y, n) = Tuple(gx, gy);
     grad_grid(k, x, y, n) = select(mode == 1, 0.0f, select(k == 0, sums(x, y, n)[0], sums(x, y, n)[1]));
   }
 

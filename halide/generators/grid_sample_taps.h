@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "float_bits.h"
 
 namespace oplab_grid {
 
@@ -106,6 +107,12 @@ inline RawTap raw_tap(Expr g, Expr S, int j, Expr mode, Expr padding, Expr ac) {
 // Taps that padding sends to the same pixel (bicubic near a border or a fold) are merged into
 // the first of them, weights and slopes added in double: symmetric taps under reflection then
 // cancel exactly, as in the reference, instead of leaving float32 noise that no bound sees.
+// A merge must not hide what the reference's unmerged sum does with a pixel of +-Inf: it is
+// NaN there when one of the merged weights is 0 (0 * Inf) or two have opposite signs
+// (Inf - Inf), not (w1 + w2) * Inf. Where bicubic may run (raw = 4) two more fields say so,
+// for the weights and for the slopes (1 or 0, float32): the kernels add a NaN for such a tap
+// pair when its pixel is not finite (poison_term). A tap pair's products w_x * w_y hold a 0 or
+// both signs exactly when one of its axes' merges does, so the flags of the two axes are ORed.
 // `raw` taps are formed: 4 where bicubic may run, 2 where only bilinear and nearest do (5-D).
 inline Tuple axis_tap(Expr g, Expr S, Expr k, Expr mode, Expr padding, Expr ac, int raw = 4) {
   std::vector<RawTap> t;
@@ -116,19 +123,41 @@ inline Tuple axis_tap(Expr g, Expr S, Expr k, Expr mode, Expr padding, Expr ac, 
     valid = select(k == j, t[j].valid, valid);
   }
   Expr dup = Internal::const_false(), w = f64(0), dw = f64(0);
+  // Of the merged weights (slopes): one is 0, one is positive, one is negative.
+  Expr w0 = Internal::const_false(), wp = w0, wn = w0, d0 = w0, dp = w0, dn = w0;
   for (int j = 0; j < raw; ++j) {
     Expr same = t[j].valid && t[j].at == at;
     dup = dup || (k > j && same);
-    w += select(k <= j && same, t[j].w, f64(0));
-    dw += select(k <= j && same, t[j].dw, f64(0));
+    Expr merged = k <= j && same;
+    w += select(merged, t[j].w, f64(0));
+    dw += select(merged, t[j].dw, f64(0));
+    w0 = w0 || (merged && t[j].w == f64(0)), wp = wp || (merged && t[j].w > f64(0)), wn = wn || (merged && t[j].w < f64(0));
+    d0 = d0 || (merged && t[j].dw == f64(0)), dp = dp || (merged && t[j].dw > f64(0)), dn = dn || (merged && t[j].dw < f64(0));
   }
   valid = valid && !dup;
   Expr Sd = cast<double>(S);
   Expr index = clamp(cast<int>(clamp(at, f64(-1), Sd)), 0, S - 1);
-  return Tuple(index, select(valid, 1.0f, 0.0f), select(valid, cast<float>(w), 0.0f), select(valid, cast<float>(dw), 0.0f));
+  std::vector<Expr> fields = {index, select(valid, 1.0f, 0.0f), select(valid, cast<float>(w), 0.0f),
+                              select(valid, cast<float>(dw), 0.0f)};
+  if (raw == 4) {
+    fields.push_back(select(valid && (w0 || (wp && wn)), 1.0f, 0.0f));
+    fields.push_back(select(valid && (d0 || (dp && dn)), 1.0f, 0.0f));
+  }
+  return Tuple(fields);
 }
 
-enum { kIndex, kValid, kW, kDw };
+enum { kIndex, kValid, kW, kDw, kPoisonW, kPoisonDw };
+
+// NaN where `poisoned` and the pixel term v is +-Inf or NaN, else +0: the term a merged tap
+// pair adds so that its Inf pixel gives the reference's NaN (see axis_tap). Tested on the bits,
+// which no fast-math folding assumes finite; poison_bits: the same as bits, to AND with a mask.
+inline Expr poison_bits(Expr v) {
+  using oplab_bits::u32;
+  return select(oplab_bits::is_non_finite_bits(v), u32(0x7fc00000u), u32(0));  // a quiet NaN
+}
+inline Expr poison_term(Expr poisoned, Expr v) {
+  return reinterpret<float>(select(poisoned, poison_bits(v), oplab_bits::u32(0)));
+}
 
 inline Expr taps_of(Expr mode) { return select(mode == 0, 2, mode == 1, 1, 4); }
 

@@ -12,6 +12,7 @@
 // Samples are visited iy-major (iy outer, ix inner) as in the reference: the sum's order, and
 // in max mode which of two equal samples wins (the first), follow it.
 #include "Halide.h"
+#include "float_bits.h"
 #include "roi_sampling.h"
 
 using namespace Halide;
@@ -66,7 +67,7 @@ class RoiAlignForward : public Generator<RoiAlignForward> {
       // sample won (only NaN samples); no samples at all gives 0 (docs/semantics.md).
       acc(cl, pw, ph, cb, k) = cast<float>(NAN);
       Expr best = acc(cl, pw, ph, cb, k);
-      acc(cl, pw, ph, cb, k) = select(!is_nan(sample) && (is_nan(best) || sample > best), sample, best);
+      acc(cl, pw, ph, cb, k) = select(!oplab_bits::is_nan_bits(sample) && (oplab_bits::is_nan_bits(best) || sample > best), sample, best);
       Expr any_sample = g.gy(k) > 0 && g.gx(k) > 0;
       value = select(any_sample, acc(c % lanes, pw, ph, c / lanes, k), 0.0f);
     }
@@ -156,7 +157,7 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
     Expr sample = select(in_range, v, 0.0f);
     winner(cl, pw, ph, cb, k) = Tuple(0.0f, -1, 0, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f);
     Tuple best = winner(cl, pw, ph, cb, k);
-    Expr take = !is_nan(sample) && (best[1] < 0 || sample > best[0]);
+    Expr take = !oplab_bits::is_nan_bits(sample) && (best[1] < 0 || sample > best[0]);
     std::vector<Expr> now = {sample, select(in_range, 1, 0), ty.i0, ty.i1, tx.i0, tx.i1, ty.w0, ty.w1, tx.w0, tx.w1};
     std::vector<Expr> next;
     for (size_t f = 0; f < now.size(); ++f) next.push_back(select(take, now[f], best[f]));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "float_bits.h"
 #include "roi_sampling.h"
 
 using namespace Halide;
@@ -105,8 +106,8 @@ struct BinMax {
     // without a select per lane (value() below says why that matters).
     best(args(cl, bin, cb, k)) = Tuple(cast<float>(NAN), -1, cast<float>(NAN), -1);
     Tuple b = best(args(cl, bin, cb, k));
-    Expr take0 = !is_nan(v0) && (b[1] < 0 || v0 > b[0]);
-    Expr take1 = has1 && !is_nan(v1) && (b[3] < 0 || v1 > b[2]);
+    Expr take0 = !oplab_bits::is_nan_bits(v0) && (b[1] < 0 || v0 > b[0]);
+    Expr take1 = has1 && !oplab_bits::is_nan_bits(v1) && (b[3] < 0 || v1 > b[2]);
     best(args(cl, bin, cb, k)) = Tuple(select(take0, v0, b[0]), select(take0, y0 * W + r.x, b[1]),
                                        select(take1, v1, b[2]), select(take1, y1 * W + r.x, b[3]));
   }
