@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "core/backend.h"
 #include "tests/halide_backends.h"
@@ -98,6 +99,25 @@ TEST(HalideDeformRoiPoolF16, StoresTheOutputInFloat16) {
     // 1/3), the second columns 2 and 3 (both 1).
     const Result r = evaluate(*b, c);
     EXPECT_EQ(r.outputs.at("output").data.at(0), 0.66650390625) << b->name();
+  }
+}
+
+// NaN and Inf survive the float16 storage: the 4 x 4 ramp's box covers the whole map, 2 x 2
+// bins of one sample each (at pixel centres 1 and 3 with the box's -0.5 start: weights 1, 0
+// on their corners). A NaN at pixel (1, 1) makes bin (0, 0) NaN; -Inf at (3, 3) makes bin
+// (1, 1) -Inf. Found by the fuzz generator's NaN pixels: the CPU's float32 -> float16 cast
+// gave Inf for a NaN output.
+TEST(HalideDeformRoiPoolF16, KeepsNanAndInfinity) {
+  for (Backend* b : runnable_halide_f16_backends("drp f16")) {
+    Case c = ramp_case(1, false);
+    c.inputs["input"].data[1 * 4 + 1] = std::numeric_limits<double>::quiet_NaN();
+    c.inputs["input"].data[3 * 4 + 3] = -INFINITY;
+    const Result r = evaluate(*b, c);
+    const std::vector<double>& out = r.outputs.at("output").data;
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_TRUE(std::isnan(out[0])) << b->name() << " " << out[0];
+    EXPECT_EQ(out[3], -INFINITY) << b->name();
+    EXPECT_TRUE(std::isfinite(out[1]) && std::isfinite(out[2])) << b->name();
   }
 }
 

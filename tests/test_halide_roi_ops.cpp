@@ -271,6 +271,21 @@ TEST(HalideRoiAlign, MaxTieGoesToFirstSampleAndOutOfRangeWinnerPassesNothing) {
   });
 }
 
+// A bin whose samples are all NaN outputs NaN and passes no gradient (docs/semantics.md, "Max
+// modes"). One pixel, NaN, box (0,0)-(0,0) legacy: the box is widened to 1 x 1, one sample at
+// (0.5, 0.5), clamped onto the pixel. The CPU backward once passed gout to it: outside
+// strict_float its is_nan() test was folded away (a fuzz case with a NaN pixel).
+TEST(HalideRoiAlign, MaxOfOnlyNanSamplesPassesNoGradient) {
+  Tensor gout(Shape{1, 1, 1, 1}, 0.25);
+  const json params = {{"output_size", {1, 1}}, {"spatial_scale", 1.0}, {"sampling_ratio", -1},
+                       {"aligned", false}, {"pool_mode", "max"}};
+  const Case c = make_case("roi_align", params, Tensor(Shape{1, 1, 1, 1}, kNaN), rois_of({{0, 0, 0, 0, 0}}), &gout);
+  on_halide(c, [](const Result& r) {
+    EXPECT_TRUE(std::isnan(r.outputs.at("output").data.at(0)));
+    EXPECT_EQ(r.grads.at("input").data.at(0), 0.0);
+  });
+}
+
 // deform_roi_pool, one 1x1 bin with one sample (fixed grid 1) at the box centre. The box is
 // chosen so that the sample's y lands exactly on a kink of the bilinear rule; the offset is 0.
 Result deform_one_sample(Backend& b, const Tensor& in, double yc, double xc) {
