@@ -147,6 +147,11 @@ class OnnxruntimeBackend : public Backend {
           if (!std::isfinite(v))
             // Measured: ORT reads an edge pixel where SPEC §12 samples nothing (a finding).
             return std::string("ONNX Runtime GridSample reads an edge pixel at a non-finite grid value (SPEC: 0)");
+    if (c.op == "interpolate" && precision_ != OrtPrecision::UInt8)
+      if (const Tensor* x = c.opt("input"); x && any_non_finite(*x))
+        // Measured (Resize, linear family): Inf where the spec gives NaN (an axis of one pixel,
+        // whose second tap the spec reads at weight 0) and 0 where it gives NaN.
+        return std::string("ONNX Runtime Resize weighs a NaN or Inf pixel otherwise than the spec (taps at weight 0)");
     if (c.op == "roi_align")
       if (const Tensor* x = c.opt("input"); x && corner_pixel_non_finite(*x))
         // Measured: as torchvision's CPU kernel (SPEC §8), an out-of-range sample reads pixel (0, 0) times 0.

@@ -1,4 +1,6 @@
 #include "peer/opencv_backend.h"
+
+#include "peer/feature_values.h"
 #include "peer/plane_resize_repro.h"
 
 #include <atomic>
@@ -134,7 +136,14 @@ class OpencvBackend : public Backend {
     return std::string("built without OpenCV: install libopencv-dev (scripts/setup.sh) and reconfigure");
 #endif
   }
-  std::optional<std::string> unsupported_reason(const Case& c) const override { return why_unsupported(c); }
+  std::optional<std::string> unsupported_reason(const Case& c) const override {
+    if (auto why = why_unsupported(c)) return why;
+    // Measured (cv::resize, area and bilinear): NaN where the spec gives Inf, Inf where it
+    // gives NaN, and a neighbour of a NaN moved; uint8 images are quantised, finite.
+    if (depth_ != OpencvDepth::U8 && any_non_finite(c.in("input")))
+      return std::string("cv::resize weighs a NaN or Inf pixel otherwise than the spec (its own taps and weights)");
+    return std::nullopt;
+  }
   // OpenCV keeps data in double but its linear, cubic and area coefficient tables and the
   // source coordinate they come from in float32 (resize.cpp): judged by the float32 bound.
   bool is_float32() const override { return true; }

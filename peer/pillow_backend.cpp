@@ -1,4 +1,5 @@
 #include "peer/pillow_backend.h"
+#include "peer/feature_values.h"
 #include "peer/plane_resize_repro.h"
 
 #include <unistd.h>
@@ -79,7 +80,14 @@ class PillowBackend : public Backend {
   double uint8_error(const Case& c) const override { return uint8_ ? pillow_uint8_error(c).rounding : 0.0; }
   double uint8_clipping(const Case& c) const override { return uint8_ ? pillow_uint8_error(c).clipping : 0.0; }
   std::optional<std::string> unavailable_reason() const override { return inner().unavailable_reason(); }
-  std::optional<std::string> unsupported_reason(const Case& c) const override { return why_unsupported(c); }
+  std::optional<std::string> unsupported_reason(const Case& c) const override {
+    if (auto why = why_unsupported(c)) return why;
+    // Measured (Image.resize in mode F, box and bilinear): 0 where a NaN pixel makes the
+    // spec's output NaN; uint8 images are quantised, finite.
+    if (!uint8_ && any_non_finite(c.in("input")))
+      return std::string("Pillow's float resize answers 0 where a NaN pixel makes the spec's output NaN");
+    return std::nullopt;
+  }
   DType dtype(const std::string&) const override { return uint8_ ? DType::UInt8 : DType::Float32; }
   bool computes_grads(const std::string&) const override { return false; }
   bool out_of_process() const override { return true; }

@@ -64,10 +64,10 @@ TEST(FuzzGenerators, RoiEdges) {
 
 // One case in eight holds a NaN or +-Inf in its feature map (pick_feature_map): the only way to
 // see a kernel that masks an outside tap from one that multiplies an edge pixel by 0, and max
-// modes skip NaN. interpolate does not draw them yet.
+// modes skip NaN.
 TEST(FuzzGenerators, FeatureMapsSometimesHoldNonFiniteValues) {
   for (const char* op : {"deform_conv2d", "roi_align", "roi_pool", "deform_roi_pool", "ps_roi_align", "ps_roi_pool",
-                         "grid_sample", "ms_deform_attn"}) {
+                         "grid_sample", "ms_deform_attn", "interpolate"}) {
     const auto f = features_of(op, 240);
     const int k = f.count("non-finite feature value") ? f.at("non-finite feature value") : 0;
     EXPECT_GE(k, 10) << op;
