@@ -8,7 +8,7 @@
 namespace oplab::fuzz {
 
 // Edges every op has: the feature map one value everywhere (every max a tie), one of its
-// values NaN or +-Inf (pick_feature_map), and spatial sizes of 1 or an odd prime >= 5.
+// values NaN or +-Inf (gen_case, sample.cpp), and spatial sizes of 1 or an odd prime >= 5.
 static void common_features(const Case& c, std::set<std::string>& f) {
   for (const char* map : {"input", "value"})  // ms_deform_attn's feature map is its value
     if (const Tensor* t = c.opt(map))

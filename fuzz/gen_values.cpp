@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace oplab::fuzz {
 
@@ -60,17 +61,14 @@ Tensor pick_tensor(const Shape& shape) {
 }
 
 void sometimes_one_non_finite(Tensor& t) {
-  if (t.data.empty() || pick_one<int>({{7, 0}, {1, 1}}) == 0) return;
-  t.data[size_t(*rc::gen::inRange<int64_t>(0, t.numel()))] =
-      pick_of<double>({std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY});
-}
-
-Tensor pick_feature_map(const Shape& shape) {
-  return *rc::gen::exec([shape] {  // nested, as pick_tensor's own picks
-    Tensor t = pick_tensor(shape);
-    sometimes_one_non_finite(t);
-    return t;
+  const int64_t n = t.numel();
+  // (index + 1, value), or (0, -) for none: one pick, whatever n, so a shrink of the map keeps it.
+  const auto [at, v] = *rc::gen::exec([n] {
+    if (n == 0 || pick_one<int>({{7, 0}, {1, 1}}) == 0) return std::make_pair(int64_t(0), 0.0);
+    const int64_t i = *rc::gen::inRange<int64_t>(0, n);
+    return std::make_pair(i + 1, pick_of<double>({std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY}));
   });
+  if (at > 0) t.data[size_t(at - 1)] = v;
 }
 
 double pick_edge(const std::vector<double>& edges) {

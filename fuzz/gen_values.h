@@ -67,12 +67,9 @@ rc::Gen<Case> sometimes_redrawn(std::vector<int> weights, Draw draw) {
 double pick_value();
 // A tensor of `shape` filled with pick_value(); sometimes one value everywhere (ties for max).
 Tensor pick_tensor(const Shape& shape);
-// A feature map: pick_tensor, and in about one case in eight one element NaN, +Inf or -Inf
-// (docs/semantics.md, "Non-finite values": a corner read at weight 0 turns Inf into NaN, a tap
-// outside the image must add nothing, a max skips NaN). Only a non-finite pixel tells a kernel
-// that masks its outside taps from one that multiplies an edge pixel by 0.
-Tensor pick_feature_map(const Shape& shape);
-// Sets one element of `t` (none when empty) to NaN, +Inf or -Inf in about one call in eight.
+// Sets one element of `t` (none when empty) to NaN, +Inf or -Inf in about one call in eight,
+// as one pick of its own (a nested exec). gen_case applies it to each op's feature map
+// (OpFuzz::feature_map) as the case's last pick: docs/semantics.md, "Non-finite values".
 void sometimes_one_non_finite(Tensor& t);
 // A real in [-mag, mag], shrinking to 0.
 double pick_real(double mag);

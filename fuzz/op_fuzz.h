@@ -39,6 +39,9 @@ struct OpFuzz {
   // Inputs the linearity property varies when linear_in_input holds, each alone (the others
   // fixed); empty means {"input"}, the feature map of the ops that have one.
   std::vector<std::string> linear_inputs = {};
+  // The feature map (its values flow through IEEE arithmetic): gen_case sets one of its
+  // elements NaN or +-Inf in about one case in eight. Empty: none.
+  std::string feature_map = "input";
 };
 using OpFuzzRegistrar = OpTraits<OpFuzz>::Registrar;
 inline const OpFuzz& op_fuzz(const std::string& op) { return OpTraits<OpFuzz>::of(op); }

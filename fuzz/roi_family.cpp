@@ -135,7 +135,7 @@ Case roi_case(const std::string& op, const RoiShape& s, double off) {
   Case c;
   c.op = op;
   c.params = json{{"output_size", {s.PH, s.PW}}, {"spatial_scale", s.scale}};
-  c.inputs["input"] = pick_feature_map({s.N, s.C, s.H, s.W});
+  c.inputs["input"] = pick_tensor({s.N, s.C, s.H, s.W});
   c.inputs["rois"] = pick_rois(s, off);
   c.grad_output = pick_tensor({c.in("rois").dim(0), s.Co, s.PH, s.PW});
   return c;

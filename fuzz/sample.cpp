@@ -10,10 +10,14 @@ namespace oplab::fuzz {
 rc::Gen<Case> gen_case(const std::string& op) {
   op_desc(op);  // an unknown op is a one-line InvalidCase, not a missing trait
   const rc::Gen<Case> g = op_fuzz(op).gen();
+  const std::string feature_map = op_fuzz(op).feature_map;
   // Every case carries a grad_output of the output's shape, so backward runs too.
-  return rc::gen::exec([g] {
+  return rc::gen::exec([g, feature_map] {
     Case c = *g;
     if (!c.grad_output) c.grad_output = pick_tensor(op_desc(c.op).validate(c));
+    // Last, so that every case keeps the picks it always drew: now and then one NaN or +-Inf
+    // in the feature map (docs/semantics.md, "Non-finite values").
+    if (!feature_map.empty() && c.has(feature_map)) sometimes_one_non_finite(c.inputs[feature_map]);
     return c;
   });
 }

@@ -77,7 +77,8 @@ TEST(DifferentialPeer, DeformConv2d) {
 }
 
 TEST(DifferentialPeer, RoiPool) {
-  const Tally t = run_suite("roi_pool", 500);
+  // 600: the peer declines the cases with a NaN or -Inf pixel (about 1 in 12, gen_case).
+  const Tally t = run_suite("roi_pool", 600);
   report("roi_pool", t);
   EXPECT_GE(t.compared(), 500);
   expect_covered(t, {"K=0", "N=0", "round tie (x*s = n + 0.5)", "reversed box", "box outside the image (empty bins)",
@@ -139,9 +140,13 @@ TEST(DifferentialPeer, DeformRoiPoolWithoutOffsetIsAlignedRoiAlign) {
     }
     ASSERT_EQ(mine.outputs.at("output").shape, theirs.outputs.at("output").shape);
     const Tensor &a = mine.outputs.at("output"), &b = theirs.outputs.at("output");
-    for (size_t i = 0; i < a.data.size(); ++i) ASSERT_NEAR(a.data[i], b.data[i], 1e-10 * (1 + std::fabs(b.data[i])));
+    // NaN against NaN and Inf against the same Inf agree (the cases' NaN and Inf pixels, gen_case).
+    auto same = [](double x, double y) {
+      return (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= 1e-10 * (1 + std::fabs(y));
+    };
+    for (size_t i = 0; i < a.data.size(); ++i) ASSERT_TRUE(same(a.data[i], b.data[i])) << a.data[i] << " vs " << b.data[i];
     const Tensor &ga = mine.grads.at("input"), &gb = theirs.grads.at("input");
-    for (size_t i = 0; i < ga.data.size(); ++i) ASSERT_NEAR(ga.data[i], gb.data[i], 1e-10 * (1 + std::fabs(gb.data[i])));
+    for (size_t i = 0; i < ga.data.size(); ++i) ASSERT_TRUE(same(ga.data[i], gb.data[i])) << ga.data[i] << " vs " << gb.data[i];
     ++compared;
   }
   std::cout << "[differential] deform_roi_pool (offset-free) vs peer roi_align aligned: " << compared << " cases agree, " << declined << " declined by the peer\n";

@@ -62,7 +62,7 @@ TEST(FuzzGenerators, RoiEdges) {
                      "more bins than pixels (overlapping bins)"});
 }
 
-// One case in eight holds a NaN or +-Inf in its feature map (pick_feature_map): the only way to
+// One case in eight holds a NaN or +-Inf in its feature map (gen_case): the only way to
 // see a kernel that masks an outside tap from one that multiplies an edge pixel by 0, and max
 // modes skip NaN.
 TEST(FuzzGenerators, FeatureMapsSometimesHoldNonFiniteValues) {

@@ -43,7 +43,7 @@ rc::Gen<Case> gen() {
     const int64_t K = kh * kw;
 
     c.params = json{{"stride", {sh, sw}}, {"padding", {ph, pw}}, {"dilation", {dh, dw}}};
-    c.inputs["input"] = pick_feature_map({N, C, H, W});
+    c.inputs["input"] = pick_tensor({N, C, H, W});
     c.inputs["weight"] = pick_tensor({Co, C / G, kh, kw});
     // One pick of its own (see pick_tensor): a smaller shape then leaves later picks alone.
     c.inputs["offset"] = *rc::gen::exec([=] {

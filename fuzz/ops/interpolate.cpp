@@ -91,7 +91,7 @@ Case antialias_case(const std::string& mode) {
   }
   c.params[by_size ? "size" : "scale_factor"] = outs;
   if (!by_size) c.params["recompute_scale_factor"] = pick_of<json>({json(nullptr), json(false), json(true)});
-  c.inputs["input"] = pick_feature_map(shape);
+  c.inputs["input"] = pick_tensor(shape);
   return c;
 }
 
@@ -129,7 +129,7 @@ Case closed_form_case(int nd) {
   } else {
     c.params["size"] = size;
   }
-  c.inputs["input"] = pick_feature_map(shape);
+  c.inputs["input"] = pick_tensor(shape);
   return c;
 }
 
@@ -192,7 +192,7 @@ rc::Gen<Case> gen() {
       c.params["recompute_scale_factor"] = f32_axis ? pick_of<json>({json(nullptr), json(false)})
                                                     : pick_of<json>({json(nullptr), json(false), json(true)});
     }
-    c.inputs["input"] = pick_feature_map(shape);
+    c.inputs["input"] = pick_tensor(shape);
     // Two 2-D bilinear or bicubic cases in three are antialiased, drawn afresh (SPEC §16). The
     // choice is the last pick, so every other case is the one the same seed always drew (the
     // seeded bugs' stated catch counts, tests/test_fuzz_bugs.cpp), and shrinking an antialias

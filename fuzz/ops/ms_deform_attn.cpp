@@ -70,7 +70,7 @@ rc::Gen<Case> gen() {
     // A few cases have a non-finite coordinate (one only: the peer declines such cases).
     if (!loc.data.empty() && pick_one<int>({{39, 0}, {1, 1}}) == 1)
       loc.data[size_t(pick_dim(0, loc.numel() - 1))] = pick_of<double>({std::nan(""), INFINITY, -INFINITY});
-    c.inputs["value"] = pick_feature_map({N, S, M, Dh});
+    c.inputs["value"] = pick_tensor({N, S, M, Dh});
     c.inputs["spatial_shapes"] = shapes;
     c.inputs["level_start_index"] = starts;
     c.inputs["sampling_locations"] = loc;
@@ -150,7 +150,7 @@ Permuted permute(const Case& c) {
 }
 
 const OpFuzzRegistrar kRegistrar{"ms_deform_attn", {gen, mutations, features, permute, always_linear,
-                                                    {"value", "attention_weights"}, {"value", "attention_weights"}}};
+                                                    {"value", "attention_weights"}, {"value", "attention_weights"}, "value"}};
 
 }  // namespace
 
