@@ -44,7 +44,7 @@ def grid_size(sampling_ratio, extent, pooled):
     return int(min(max(g, -2**31 + 1), 2**31 - 1))
 
 
-def axis_weights(start, bin_len, pooled, g, size):
+def axis_weights(start, bin_len, pooled, g, size, samples=None):
     """Weights (pooled x size) of the samples of every bin along one axis, summed over the grid,
     and which pixels the samples read at all (a weight of 0 still reads: 0 * NaN is NaN).
 
@@ -54,6 +54,8 @@ def axis_weights(start, bin_len, pooled, g, size):
     w = np.zeros((pooled, size), dtype=COMPUTE)
     touched = np.zeros((pooled, size), dtype=bool)
     if g <= 0 or size <= 0:
+        if samples is not None:
+            samples.extend([] for _ in range(pooled))
         return w, touched
     p = np.arange(pooled, dtype=COMPUTE)[:, None]
     i = np.arange(g, dtype=COMPUTE)[None, :]
@@ -69,6 +71,9 @@ def axis_weights(start, bin_len, pooled, g, size):
     c = np.where(last, COMPUTE(size - 1), c)
     lo = c - i0.astype(COMPUTE)
     hi = COMPUTE(1) - lo
+    if samples is not None:  # each sample's two corners and weights, unmerged, per bin
+        for q in range(pooled):
+            samples.append([(int(a), int(b), hi[q, j], lo[q, j]) for j, (a, b) in enumerate(zip(i0[q], i1[q])) if inside[q, j]])
     rows = np.broadcast_to(np.arange(pooled)[:, None], c.shape)
     np.add.at(w, (rows[inside], i0[inside]), hi[inside])
     np.add.at(w, (rows[inside], i1[inside]), lo[inside])
@@ -111,15 +116,19 @@ def roi_align(params, inputs, grad_output):
         if finite:
             out[k] = np.einsum("ph,chw,qw->cpq", wy, plane, wx) / count
         else:
-            # NaN and Inf must reach only the bins whose samples read them (0 * inf is NaN).
+            # NaN and Inf must reach only the bins whose samples read them, and through each
+            # corner unmerged: a sample on the last row reads it at weights 1 and 0, and
+            # 1 * inf + 0 * inf is NaN where the merged (1 + 0) * inf is not.
+            sy_list, sx_list = [], []
+            axis_weights(sy, bh, ph_n, gh, h, sy_list)
+            axis_weights(sx, bw, pw_n, gw, w, sx_list)
             for p in range(ph_n):
-                rows = np.nonzero(ty[p])[0]
                 for q in range(pw_n):
-                    cols = np.nonzero(tx[q])[0]
                     acc = np.zeros(ch, dtype=COMPUTE)
-                    for r in rows:
-                        for s in cols:
-                            acc = acc + (wy[p, r] * wx[q, s]) * plane[:, r, s]
+                    for y0, y1, hy, ly in sy_list[p]:
+                        for x0, x1, hx, lx in sx_list[q]:
+                            acc = (acc + (hy * hx) * plane[:, y0, x0] + (hy * lx) * plane[:, y0, x1]
+                                   + (ly * hx) * plane[:, y1, x0] + (ly * lx) * plane[:, y1, x1])
                     out[k, :, p, q] = acc / count
     return out.astype(STORAGE)
 
