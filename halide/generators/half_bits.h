@@ -5,42 +5,42 @@
 // Widening is exact; narrowing rounds to nearest, ties to even, as a float16 conversion does
 // (overflow to infinity, NaN kept a quiet NaN, subnormals rounded as such).
 #include "Halide.h"
+#include "float_bits.h"
 
 namespace oplab_halide {
 
-// A uint32 constant (Halide takes int literals only).
-inline Halide::Expr U(uint32_t v) { return Halide::Internal::make_const(Halide::UInt(32), v); }
+using oplab_bits::u32;  // a uint32 constant (Halide takes int literals only)
 
 inline Halide::Expr half_bits_to_float(Halide::Expr h) {
   using namespace Halide;
   Expr b = cast<uint32_t>(h);
-  Expr sign = (b & U(0x8000)) << 16, e = (b >> 10) & U(0x1f), m = b & U(0x3ff);
-  Expr normal = reinterpret<float>(sign | ((e + U(112)) << 23) | (m << 13));
-  Expr special = reinterpret<float>(sign | U(0x7f800000) | (m << 13));  // infinity, NaN
+  Expr sign = (b & u32(0x8000)) << 16, e = (b >> 10) & u32(0x1f), m = b & u32(0x3ff);
+  Expr normal = reinterpret<float>(sign | ((e + u32(112)) << 23) | (m << 13));
+  Expr special = reinterpret<float>(sign | u32(0x7f800000) | (m << 13));  // infinity, NaN
   // Subnormal (and zero): m * 2^-24, exact in float32; the sign kept for -0.
-  Expr tiny = select(sign != U(0), -1.0f, 1.0f) * (cast<float>(m) * 5.9604644775390625e-08f);
-  return select(e == U(0), tiny, e == U(31), special, normal);
+  Expr tiny = select(sign != u32(0), -1.0f, 1.0f) * (cast<float>(m) * 5.9604644775390625e-08f);
+  return select(e == u32(0), tiny, e == u32(31), special, normal);
 }
 
 inline Halide::Expr float_to_half_bits(Halide::Expr v) {
   using namespace Halide;
   Expr b = reinterpret<uint32_t>(strict_float(v));
-  Expr sign = (b >> 16) & U(0x8000);
-  Expr mag = b & U(0x7fffffff);
+  Expr sign = (b >> 16) & u32(0x8000);
+  Expr mag = b & u32(0x7fffffff);
   Expr e = cast<int>(mag >> 23) - 112;  // the half exponent field (1..30 normal)
-  Expr m = mag & U(0x7fffff);
+  Expr m = mag & u32(0x7fffff);
   // Normal: keep 10 mantissa bits, round the 13 dropped ones (a carry into the exponent is
   // right, up to infinity).
-  Expr kept = (cast<uint32_t>(max(e, 0)) << 10) | (m >> 13), rest = m & U(0x1fff);
-  Expr normal = kept + select(rest > U(0x1000) || (rest == U(0x1000) && (kept & U(1)) == U(1)), U(1), U(0));
+  Expr kept = (cast<uint32_t>(max(e, 0)) << 10) | (m >> 13), rest = m & u32(0x1fff);
+  Expr normal = kept + select(rest > u32(0x1000) || (rest == u32(0x1000) && (kept & u32(1)) == u32(1)), u32(1), u32(0));
   // Subnormal: the full significand shifted right by 14 - e bits (25 or more: it rounds to 0).
   Expr shift = cast<uint32_t>(clamp(14 - e, 1, 31));
-  Expr sig = m | U(0x800000);
-  Expr sub_kept = select(14 - e > 24, U(0), sig >> shift);
-  Expr sub_rest = select(14 - e > 24, U(0), sig & ((U(1) << shift) - U(1))), sub_half = U(1) << (shift - U(1));
-  Expr subnormal = sub_kept + select(14 - e <= 24 && (sub_rest > sub_half || (sub_rest == sub_half && (sub_kept & U(1)) == U(1))), U(1), U(0));
-  Expr out = select(mag > U(0x7f800000), U(0x7e00),  // NaN
-                    e >= 31, U(0x7c00),             // overflow and infinity
+  Expr sig = m | u32(0x800000);
+  Expr sub_kept = select(14 - e > 24, u32(0), sig >> shift);
+  Expr sub_rest = select(14 - e > 24, u32(0), sig & ((u32(1) << shift) - u32(1))), sub_half = u32(1) << (shift - u32(1));
+  Expr subnormal = sub_kept + select(14 - e <= 24 && (sub_rest > sub_half || (sub_rest == sub_half && (sub_kept & u32(1)) == u32(1))), u32(1), u32(0));
+  Expr out = select(mag > u32(0x7f800000), u32(0x7e00),  // NaN
+                    e >= 31, u32(0x7c00),             // overflow and infinity
                     e >= 1, normal, subnormal);
   return cast<uint16_t>(sign | out);
 }
