@@ -60,6 +60,44 @@ TEST(HalideInterpolateAntialias, ShortTapListsReadNothingMore) {
   }
 }
 
+TEST(HalideInterpolateAntialias, BandsReadOnlyTheirOwnTaps) {
+  // 72 -> 18 bilinear (scale 4, support 4): output o has centre 4o + 2 and reads inputs
+  // max(4o - 2, 0) .. min(4o + 5, 71), weights 1 - |i - 4o - 1.5| / 4. On the CPU the outputs go
+  // in bands of 16 that read one span: outputs 0..15 read inputs 0..65 (66 taps), so outputs
+  // 16..17 read 66 inputs from 6 (moved back from 62 to stay inside), which include input 8. A
+  // NaN there reaches outputs 1 and 2 only; a one at input 69 reaches output 16 with 0.125 / 4
+  // and output 17 (inputs 66..71) with 0.875 / 3.5. Backward, bands of inputs: a NaN gradient
+  // at output 1 reaches inputs 2..9 only.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (Backend* b : runnable_halide_backends("aa")) {
+    std::vector<double> x(72, 0.0);
+    x[8] = nan;
+    x[69] = 1;
+    Case c = row_case("bilinear", x, 18);
+    Tensor g(Shape{1, 1, 1, 18});
+    g.data.assign(18, 0.0);
+    g.data[1] = nan;
+    g.data[17] = 1;
+    c.grad_output = g;
+    const Result r = evaluate(*b, c);
+    const Tensor& out = r.outputs.at("output");
+    for (int o = 0; o < 18; ++o) {
+      EXPECT_EQ(std::isnan(out.data[size_t(o)]), o == 1 || o == 2) << b->name() << " output " << o;
+      if (o != 1 && o != 2 && o < 16) EXPECT_EQ(out.data[size_t(o)], 0.0) << b->name() << " output " << o;
+    }
+    EXPECT_NEAR(out.data[16], 0.125 / 4, 1e-7) << b->name();
+    EXPECT_NEAR(out.data[17], 0.875 / 3.5, 1e-7) << b->name();
+    const Tensor& gi = r.grads.at("input");
+    for (int i = 0; i < 72; ++i) {
+      EXPECT_EQ(std::isnan(gi.data[size_t(i)]), i >= 2 && i <= 9) << b->name() << " input " << i;
+      if (i >= 10 && i < 66) EXPECT_EQ(gi.data[size_t(i)], 0.0) << b->name() << " input " << i;
+    }
+    // Output 17 reads 66..71 with 0.125, 0.375, 0.625, 0.875, 0.875, 0.625 over 3.5.
+    EXPECT_NEAR(gi.data[66], 0.125 / 3.5, 1e-7) << b->name();
+    EXPECT_NEAR(gi.data[71], 0.625 / 3.5, 1e-7) << b->name();
+  }
+}
+
 TEST(HalideInterpolateAntialias, BicubicUpscaleCutsTheFilterAtTheEdge) {
   // 2 -> 4 on [0, 1]: output 0 is -0.0703125 / 0.796875 (tests/test_ref_interpolate_antialias.cpp).
   for (Backend* b : runnable_halide_backends("aa"))

@@ -11,11 +11,23 @@
 //
 // Buffers are (x, y, plane): W innermost, every N*C plane resampled alike. The H pass runs
 // first, one output row at a time: its weights are scalars per row and its reads dense vectors
-// along x. The W pass then gathers from that row, which is in cache. Measured on this machine
+// along x. The W pass then reads that row, which is in cache. Measured on this machine
 // (bench, 2 threads): the other order (a W pass over every input row, gathers from memory, then
 // H) took 24.7 ms on [8, 256, 64, 64] x0.5 bilinear against ONNX Runtime's 12.2 ms; on a
 // downscale H first also does s times fewer gathers.
+//
+// The CPU's W pass reads bands, not gathers. Its x tables are banded (the glue's Table): the
+// kAntialiasBand outputs of one vector share a first input position
+// x_band(block), and tap k of each of them reads input x_band + k, with weight 0 and index -1
+// where that input is not one of the output's own taps. Each tap is then one scalar load
+// broadcast to the vector, not a gather of 16 lanes: K + 15 s taps for an output step of s
+// inputs (at most the input's width) instead of K gathers, which LLVM makes 16 scalar loads and
+// inserts each. The gathers took 0.90 ms on the backward of [2, 64, 64, 64] x0.25 bicubic
+// (reduced bench) and the bands 0.29-0.44 (torch 0.55-0.96); docs/bench/2026-11-29b-cpu.md has
+// every shape. The GPU keeps the gathers: a thread per output reads its own taps only.
 #include "Halide.h"
+
+#include "kernel_widths.h"
 
 using namespace Halide;
 
@@ -28,6 +40,7 @@ class InterpolateAntialias : public Generator<InterpolateAntialias> {
   Input<Buffer<float>> x_weight{"x_weight", 2};  // (xo, k)
   Input<Buffer<int32_t>> y_index{"y_index", 2};  // (yo, k)
   Input<Buffer<float>> y_weight{"y_weight", 2};  // (yo, k)
+  Input<Buffer<int32_t>> x_band{"x_band", 1};    // CPU: the first input of each band (block)
   Output<Buffer<float>> output{"output", 3};
 
   Var x{"x"}, y{"y"}, p{"p"};
@@ -43,7 +56,15 @@ class InterpolateAntialias : public Generator<InterpolateAntialias> {
     cols(x, y, p) = 0.0f;
     cols(x, y, p) += select(iy >= 0, y_weight(y, ry) * input(x, clamp(iy, 0, H - 1), p), 0.0f);
     output(x, y, p) = 0.0f;
-    output(x, y, p) += select(ix >= 0, x_weight(x, rx) * cols(clamp(ix, 0, W - 1), y, p), 0.0f);
+    // x / kAntialiasBand is one band for a whole vector (the CPU schedule's vectors are the bands
+    // and the output's x starts at 0), so a band's read is a scalar. The glue starts each band
+    // early enough that all its reads are inputs: the read is promised in range, not clamped
+    // (a clamp costs 4 scalar instructions per tap).
+    Expr read = clamp(ix, 0, W - 1);
+    if (!get_target().has_gpu_feature())
+      read = unsafe_promise_clamped(x_band(x / oplab_widths::kAntialiasBand) + rx, 0, W - 1);
+    output(x, y, p) += select(ix >= 0, x_weight(x, rx) * cols(read, y, p), 0.0f);
+    output.dim(0).set_min(0);
   }
 
   void schedule() {
@@ -61,12 +82,18 @@ class InterpolateAntialias : public Generator<InterpolateAntialias> {
     const int vec = get_target().natural_vector_size<float>();
     // Output rows of every plane in one parallel loop, in tasks of 8 rows (a task per row of a
     // small feature map costs more than the row); the row the H pass makes is computed in the
-    // task, just before the W pass reads it. Taps outer, x inner: dense vectors of weights.
+    // task, just before the W pass reads it.
     Var yp("yp"), task("task"), row("row");
     output.fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf).parallel(task)
         .vectorize(x, vec, TailStrategy::GuardWithIf);
-    output.update().reorder(x, rx, y, p).fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf)
-        .parallel(task).vectorize(x, vec, TailStrategy::GuardWithIf);
+    // W pass: a band's taps inner, its vector of outputs held in a register. (Two bands at once,
+    // to overlap their chains of adds, measured slower on 512->224 bicubic: 1.52-1.57 ms against
+    // 0.81-1.47, reduced bench.)
+    Var xb("xb"), xl("xl");
+    output.update().split(x, xb, xl, oplab_widths::kAntialiasBand, TailStrategy::GuardWithIf)
+        .reorder(xl, rx, xb, y, p).fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf)
+        .parallel(task).vectorize(xl);
+    // H pass: taps outer, x inner: dense vectors of one row's pixels times a scalar weight.
     cols.compute_at(output, row).vectorize(x, vec, TailStrategy::GuardWithIf);
     cols.update().reorder(x, ry).vectorize(x, vec, TailStrategy::GuardWithIf);
   }

@@ -22,4 +22,8 @@ constexpr int kGridNarrowScatterLanes = 4;
 // Output bins of one roi and channel that roi_pool's forward stores 16 at a time (else 8).
 constexpr int kRoiPoolWideBins = 16;
 
+// Outputs per band of interpolate antialias's CPU W pass: the outputs of one vector, which
+// read the same span of inputs (interpolate_antialias_generator.cpp).
+constexpr int kAntialiasBand = 16;
+
 }  // namespace oplab_widths

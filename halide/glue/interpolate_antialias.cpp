@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "halide/generators/kernel_widths.h"
 #include "halide/halide_glue.h"
 #include "halide/ops_glue.h"
 #include "interp_antialias_cpu.h"
@@ -61,31 +62,56 @@ Taps transposed(const Taps& taps, int64_t in) {
 }
 
 // One axis' tables as the kernel reads them: (position, k), position innermost; index -1 and
-// weight 0 past a position's own taps.
+// weight 0 past a position's own taps. `banded` (the CPU's x axis): tap k of a position reads
+// input band[position / kAntialiasBand] + k, the same span for every position of a band,
+// with index -1 where that input is not one of the position's taps (the generator says why).
 struct Table {
-  std::vector<int32_t> index;
+  std::vector<int32_t> index, band{0};
   std::vector<float> weight;
   int positions = 0, taps = 1;
-  Halide::Runtime::Buffer<int32_t> index_b;
+  Halide::Runtime::Buffer<int32_t> index_b, band_b;
   Halide::Runtime::Buffer<float> weight_b;
 
-  explicit Table(const Taps& t) : positions(to_int32(int64_t(t.size()), "an axis size")) {
-    for (const auto& row : t) taps = std::max(taps, int(row.size()));
+  Table(const Taps& t, int64_t sources, bool banded) : positions(to_int32(int64_t(t.size()), "an axis size")) {
+    if (banded) band_starts(t, sources);
+    else
+      for (const auto& row : t) taps = std::max(taps, int(row.size()));
     index.assign(size_t(positions) * size_t(taps), -1);
     weight.assign(index.size(), 0.0f);
     for (size_t o = 0; o < t.size(); ++o)
       for (size_t k = 0; k < t[o].size(); ++k) {
-        index[k * size_t(positions) + o] = int32_t(t[o][k].first);
-        weight[k * size_t(positions) + o] = float(t[o][k].second);
+        const int64_t slot = banded ? t[o][k].first - band[o / kBand] : int64_t(k);
+        index[size_t(slot) * size_t(positions) + o] = int32_t(t[o][k].first);
+        weight[size_t(slot) * size_t(positions) + o] = float(t[o][k].second);
       }
     index_b = host_buffer(index.data(), {positions, taps});
     weight_b = host_buffer(weight.data(), {positions, taps});
+    band_b = host_buffer(band.data(), {int(band.size())});
   }
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
   ~Table() {
     index_b.device_free();
     weight_b.device_free();
+    band_b.device_free();
+  }
+
+ private:
+  static constexpr size_t kBand = oplab_widths::kAntialiasBand;
+
+  // Each band's span of inputs (a position's taps are consecutive inputs); `taps` is the widest,
+  // and a band starts early enough that all its `taps` reads are inputs.
+  void band_starts(const Taps& t, int64_t sources) {
+    std::vector<std::pair<int64_t, int64_t>> span((t.size() + kBand - 1) / kBand, {sources, 0});
+    for (size_t o = 0; o < t.size(); ++o)
+      for (const auto& [i, w] : t[o]) {
+        auto& [lo, hi] = span[o / kBand];
+        lo = std::min(lo, i);
+        hi = std::max(hi, i + 1);
+      }
+    for (const auto& [lo, hi] : span) taps = std::max<int64_t>(taps, hi - lo);
+    band.clear();
+    for (const auto& [lo, hi] : span) band.push_back(int32_t(hi > lo ? std::min(lo, sources - taps) : 0));
   }
 };
 
@@ -105,13 +131,13 @@ struct Call {
         in_h(to_int32(p.axes[0].in, "an input size")),
         out_w(to_int32(p.axes[1].out, "an output size")),
         out_h(to_int32(p.axes[0].out, "an output size")),
-        fx(forward_taps(p.mode, p.axes[1])),
-        fy(forward_taps(p.mode, p.axes[0])) {
+        fx(forward_taps(p.mode, p.axes[1]), p.axes[1].in, !on_gpu(d)),
+        fy(forward_taps(p.mode, p.axes[0]), p.axes[0].in, false) {
     input = to_float(c.in("input"));
     output = TensorF(p.output_shape());
     if (with_backward) {
-      bx = std::make_unique<Table>(transposed(forward_taps(p.mode, p.axes[1]), p.axes[1].in));
-      by = std::make_unique<Table>(transposed(forward_taps(p.mode, p.axes[0]), p.axes[0].in));
+      bx = std::make_unique<Table>(transposed(forward_taps(p.mode, p.axes[1]), p.axes[1].in), p.axes[1].out, !on_gpu(d));
+      by = std::make_unique<Table>(transposed(forward_taps(p.mode, p.axes[0]), p.axes[0].in), p.axes[0].out, false);
       grad_output = to_float(*c.grad_output);
       grad_input = TensorF(input.shape);
     }
@@ -133,7 +159,7 @@ struct Call {
     if (planes == 0) return;
     CallContext ctx;
     auto fn = OPLAB_KERNEL(interp_antialias, device);
-    check(fn(&ctx, from, tx.index_b, tx.weight_b, ty.index_b, ty.weight_b, to), ctx, what);
+    check(fn(&ctx, from, tx.index_b, tx.weight_b, ty.index_b, ty.weight_b, tx.band_b, to), ctx, what);
   }
   void forward() { run(in_b, fx, fy, out_b, "interpolate antialias forward"); }
   void backward() { run(go_b, *bx, *by, gi_b, "interpolate antialias backward"); }
