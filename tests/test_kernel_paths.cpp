@@ -61,18 +61,18 @@ Case interpolate_case(const std::string& mode, int64_t in, int64_t out) {
   return c;
 }
 
-// A position-sensitive case: 2 x 2 bins, Co output channels (4 Co input channels), one roi
-// over the image's top-left corner.
-Case ps_roi_case(const std::string& op, int64_t Co, int64_t W) {
+// A position-sensitive case: 2 x 2 bins, Co output channels (4 Co input channels), K rois
+// over the image's top-left corner, [0, 4] x [0, 3].
+Case ps_roi_case(const std::string& op, int64_t Co, int64_t W, int64_t K = 4) {
   Case c;
   c.op = op;
   c.params = {{"output_size", {2, 2}}, {"spatial_scale", 1.0}};
   if (op == "ps_roi_align") c.params["sampling_ratio"] = 2;
   c.inputs["input"] = filled({1, 4 * Co, 5, W}, 0.5);
-  Tensor rois({1, 5}, 0.0);
-  rois.at(0, 3) = 4.0, rois.at(0, 4) = 3.0;
+  Tensor rois({K, 5}, 0.0);
+  for (int64_t k = 0; k < K; ++k) rois.at(k, 3) = 4.0, rois.at(k, 4) = 3.0;
   c.inputs["rois"] = rois;
-  c.grad_output = filled({1, Co, 2, 2}, 1.0);
+  c.grad_output = filled({K, Co, 2, 2}, 1.0);
   return c;
 }
 
@@ -90,6 +90,13 @@ TEST_P(KernelPaths, PsRoiPoolAddsIntoPlanesAndPsRoiAlignTransposesTiles) {
   Paths align = common;
   if (cpu) align.insert("backward: gradient transposed in tiles (wide image, a full channel block)");
   EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_pool", 9, 17)), common);
+  // One roi: ps_roi_pool's CPU forward reads its bins in place. The glue's estimate
+  // (glue/ps_roi_pool.cpp): bins 2 x 1.5 pixels, (ceil(1.5) + 1) rows of (ceil(3) * 4 / 64 + 1)
+  // lines, times 4 bins and 9 channels, times 64 bytes: 8208 bytes, less than the map's
+  // 36 * 5 * 17 * 4 = 12240. Four rois read 4 x 8208, more: the blocks above.
+  const Paths in_place = cpu ? Paths({"forward: bins read in place (they cover less than the map)", "backward"})
+                             : Paths({"forward", "backward"});
+  EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_pool", 9, 17, 1)), in_place);
   EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_align", 9, 17)), align);
   const std::vector<std::string> pool = b->kernel_paths("ps_roi_pool"), al = b->kernel_paths("ps_roi_align");
   EXPECT_EQ(std::count(pool.begin(), pool.end(), "backward: gradient transposed in tiles (wide image, a full channel block)"), 0);

@@ -117,6 +117,49 @@ class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
   }
 };
 
+// The same forward reading each bin in place, no channel blocks: output (pw, ph, c, k) sums its
+// rectangle of plane (pw, ph, c) of image batch(k), row-major as the reference, and divides.
+// The blocked kernel above copies the whole feature map (both images, every channel) into
+// channels-last blocks: the right trade when the rois' bins together cover the map several
+// times over (R-FCN's 300 rois), the wrong one when they cover a fraction of it, as
+// torchvision's one thread reading bins in place shows at 75 rois on the reduced bench shape.
+// The glue picks by the bytes each would move (glue/ps_roi_pool.cpp).
+//  * CPU: a task per roi, its bins in output order; a bin's rows are scalar loads (a few
+//    pixels each), its lines the only memory the kernel touches.
+//  * GPU: one thread per output element, as the blocked kernel's GPU schedule.
+class PsRoiPoolForwardInPlace : public Generator<PsRoiPoolForwardInPlace> {
+ public:
+  Input<Buffer<float>> input{"input", 6};  // (x, y, pw, ph, c, n)
+  Input<Buffer<float>> rois{"rois", 2};
+  Input<double> spatial_scale{"spatial_scale"};
+  Output<Buffer<float>> output{"output", 4};
+
+  Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"};
+  PoolBins b;
+  Func acc{"acc"};
+
+  void generate() {
+    const PsExtents e = ps_extents(input);
+    b.define(rois, spatial_scale, e.PH, e.PW, e.H, e.W, e.N);
+    RDom r = b.bin(pw, ph, k, e.W, e.H, "r");
+    acc(pw, ph, c, k) = 0.0f;
+    acc(pw, ph, c, k) += input(r.x, r.y, pw, ph, c, b.batch(k));
+    Expr area = b.area(pw, ph, k);
+    output(pw, ph, c, k) = select(area > 0.0f, acc(pw, ph, c, k) / area, 0.0f);
+  }
+
+  void schedule() {
+    promise_zero_mins(input), promise_zero_mins(rois), promise_zero_mins(output);
+    if (get_target().has_gpu_feature()) {
+      schedule_roi_forward_gpu(output, acc, b);
+      return;
+    }
+    b.schedule_cpu();
+    output.parallel(k);
+    acc.compute_at(output, pw);
+  }
+};
+
 // grad_input: gout(k, c, ph, pw) / area to every pixel of bin (ph, pw) of roi k in plane
 // (pw, ph, c) of image batch(k), rois in order, pixels row-major.
 //  * CPU: a task per plane (pw, ph, c), every image's: it zeroes a scratch plane, adds every
@@ -191,4 +234,5 @@ class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
 }  // namespace
 
 HALIDE_REGISTER_GENERATOR(PsRoiPoolForward, ps_roi_pool_forward)
+HALIDE_REGISTER_GENERATOR(PsRoiPoolForwardInPlace, ps_roi_pool_forward_in_place)
 HALIDE_REGISTER_GENERATOR(PsRoiPoolBackward, ps_roi_pool_backward)
