@@ -65,7 +65,8 @@ class RoiPoolCall : public RoiCall {
   void backward() {
     if (!has_grad_ || !note_call(kBackward, blocking(), true)) return;
     if (!forward_done_) forward();  // the argmax comes from the forward
-    const int status = OPLAB_KERNEL(roi_pool_bwd, device_)(&ctx_, argmax_b_, rois_b_, gout_b_, gin_b_);
+    const int pixels = to_int32(input_.shape[2] * input_.shape[3], "H * W"), images = to_int32(input_.shape[0], "N");
+    const int status = OPLAB_KERNEL(roi_pool_bwd, device_)(&ctx_, argmax_b_, rois_b_, gout_b_, pixels, images, gin_b_);
     check(status, ctx_, "roi_pool backward");
   }
 
