@@ -81,12 +81,17 @@ struct PoolBins {
   void schedule_gpu() { bounds.compute_root().bound(j, 0, 4).unroll(j); }
 };
 
+// Both forward kernels' signature (the glue calls either with the same buffers): input as
+// (x, y, pw, ph, c, n), rois, the scale, output as (pw, ph, c, k).
+#define OPLAB_PS_ROI_POOL_FORWARD_IO            \
+  Input<Buffer<float>> input{"input", 6};       \
+  Input<Buffer<float>> rois{"rois", 2};         \
+  Input<double> spatial_scale{"spatial_scale"}; \
+  Output<Buffer<float>> output{"output", 4};
+
 class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
  public:
-  Input<Buffer<float>> input{"input", 6};  // (x, y, pw, ph, c, n)
-  Input<Buffer<float>> rois{"rois", 2};
-  Input<double> spatial_scale{"spatial_scale"};
-  Output<Buffer<float>> output{"output", 4};
+  OPLAB_PS_ROI_POOL_FORWARD_IO
 
   Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"}, cl{"cl"}, cb{"cb"};
   PoolBins b;
@@ -129,10 +134,7 @@ class PsRoiPoolForward : public Generator<PsRoiPoolForward> {
 //  * GPU: one thread per output element, as the blocked kernel's GPU schedule.
 class PsRoiPoolForwardInPlace : public Generator<PsRoiPoolForwardInPlace> {
  public:
-  Input<Buffer<float>> input{"input", 6};  // (x, y, pw, ph, c, n)
-  Input<Buffer<float>> rois{"rois", 2};
-  Input<double> spatial_scale{"spatial_scale"};
-  Output<Buffer<float>> output{"output", 4};
+  OPLAB_PS_ROI_POOL_FORWARD_IO
 
   Var pw{"pw"}, ph{"ph"}, c{"c"}, k{"k"};
   PoolBins b;
