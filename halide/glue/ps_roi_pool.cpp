@@ -67,11 +67,7 @@ class PsRoiPoolCall : public PsRoiCall {
 
   void forward() {
     if (in_place_) {
-      if (!work_) {
-        paths_.take(kNoKernelCall);
-        return;
-      }
-      paths_.take(kForwardInPlace);
+      if (!note_own(kForwardInPlace)) return;
       check(OPLAB_KERNEL(ps_roi_pool_fwd_in_place, device_)(&ctx_, in_b_, rois_b_, p_.spatial_scale, out_b_), ctx_,
             "ps_roi_pool forward (in place)");
       return;

@@ -109,14 +109,19 @@ class RoiCall {
     // never read the last column (its generator specialises on that width).
     int64_t copied_width_less = 0;
   };
-  // Notes a kernel call's path `own` and the shared CPU paths it takes. False when there is
-  // nothing to compute (then no kernel is called).
-  bool note_call(const char* own, const Blocking& b, bool backward) {
+  // Notes a kernel call's path `own` alone (a kernel that takes none of the shared CPU paths).
+  // False when there is nothing to compute (then no kernel is called).
+  bool note_own(const char* own) {
     if (!work_) {
       paths_.take(kNoKernelCall);
       return false;
     }
     paths_.take(own);
+    return true;
+  }
+  // Notes a kernel call's path `own` and the shared CPU paths it takes; false as note_own.
+  bool note_call(const char* own, const Blocking& b, bool backward) {
+    if (!note_own(own)) return false;
     if (device_ != HalideDevice::Cpu) return true;
     const bool wide = input_.shape[3] >= oplab_widths::kRoiLanes;
     if (!backward && input_.shape[3] - b.copied_width_less >= oplab_widths::kRoiLanes) paths_.take(kRoiWideRows);
