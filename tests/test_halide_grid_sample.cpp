@@ -242,18 +242,28 @@ TEST(HalideGridSample, ManyChannelsFillWholeVectorsAndATail) {
         }
 }
 
-// The CPU forward copies a 16-channel block of an image to channels-last order (64 bytes per
-// pixel), which Halide cannot allocate past 2^31 - 1 bytes: 33554431 pixels fit
-// (2147483584 bytes), 2^25 do not. Sparse grids (under 1/64 position per pixel) skip the copy.
+// The CPU's channels-last kernels copy blocks of 16 channels of an image to channels-last
+// order (64 bytes per pixel and block), which Halide cannot allocate past 2^31 - 1 bytes: one
+// block of 33554431 pixels fits (2147483584 bytes), of 2^25 pixels not; four blocks (64
+// channels, the 2-D kernels copy them all at once) of 8388607 pixels fit (2147483392 bytes),
+// of 2^23 not. Sparse grids (under 1/64 position per pixel) skip the copy.
 TEST(HalideGridSample, ChannelsLastChoice) {
+  using halide_glue::grid_sample_blocks;
   using halide_glue::grid_sample_channels_last;
-  EXPECT_TRUE(grid_sample_channels_last(128 * 128, 128 * 128));
-  EXPECT_TRUE(grid_sample_channels_last(16 * 16, 64 * 64));  // 1/16
-  EXPECT_TRUE(grid_sample_channels_last(64, 64 * 64));       // 1/64
-  EXPECT_FALSE(grid_sample_channels_last(63, 64 * 64));
-  EXPECT_FALSE(grid_sample_channels_last(1, 1000));
-  EXPECT_TRUE(grid_sample_channels_last(int64_t(1) << 25, (int64_t(1) << 25) - 1));
-  EXPECT_FALSE(grid_sample_channels_last(int64_t(1) << 25, int64_t(1) << 25));
+  EXPECT_TRUE(grid_sample_channels_last(128 * 128, 128 * 128, 1));
+  EXPECT_TRUE(grid_sample_channels_last(16 * 16, 64 * 64, 1));  // 1/16
+  EXPECT_TRUE(grid_sample_channels_last(64, 64 * 64, 4));       // 1/64
+  EXPECT_FALSE(grid_sample_channels_last(63, 64 * 64, 1));
+  EXPECT_FALSE(grid_sample_channels_last(1, 1000, 1));
+  EXPECT_TRUE(grid_sample_channels_last(int64_t(1) << 25, (int64_t(1) << 25) - 1, 1));
+  EXPECT_FALSE(grid_sample_channels_last(int64_t(1) << 25, int64_t(1) << 25, 1));
+  EXPECT_TRUE(grid_sample_channels_last(int64_t(1) << 23, (int64_t(1) << 23) - 1, 4));
+  EXPECT_FALSE(grid_sample_channels_last(int64_t(1) << 23, int64_t(1) << 23, 4));
+  EXPECT_TRUE(grid_sample_channels_last(int64_t(1) << 23, int64_t(1) << 23, 3));
+  EXPECT_EQ(grid_sample_blocks(1), 1);
+  EXPECT_EQ(grid_sample_blocks(16), 1);
+  EXPECT_EQ(grid_sample_blocks(17), 2);
+  EXPECT_EQ(grid_sample_blocks(64), 4);
 }
 
 // 4097 x 8192 pixels (2^25 + 8192): its block would be past 2^31 bytes, Halide's limit (the
@@ -266,7 +276,7 @@ TEST(HalideGridSample, InputPastTheChannelsLastLimit) {
   Backend* b = runnable_backend("halide-cpu", "grid_sample");
   if (!b) GTEST_SKIP() << "halide-cpu cannot run here";
   const int64_t H = 4097, W = 8192, P = 513 * 1024;
-  ASSERT_FALSE(halide_glue::grid_sample_channels_last(P, H * W));
+  ASSERT_FALSE(halide_glue::grid_sample_channels_last(P, H * W, 1));
   ASSERT_GE(P * 64, H * W);  // the ratio alone would copy
   Case c;
   c.op = "grid_sample";
@@ -349,7 +359,7 @@ TEST(HalideGridSample, NonFinitePixelsThroughMergedBicubicTaps) {
     c.inputs["input"] = x;
     c.inputs["grid"] = Tensor(Shape{1, 1, 1, 2}, w.g);
     c.grad_output = Tensor(Shape{1, 1, 1, 1}, 1.0);
-    EXPECT_EQ(halide_glue::grid_sample_channels_last(1, w.side * w.side), w.side == 2);
+    EXPECT_EQ(halide_glue::grid_sample_channels_last(1, w.side * w.side, 1), w.side == 2);
     for (Backend* b : backends) {
       const Result r = evaluate(*b, c);
       const std::string what = b->name() + " " + w.pad + " " + std::to_string(w.side) + "x" + std::to_string(w.side);

@@ -125,14 +125,17 @@ TEST_P(KernelPaths, GridSampleNamesItsForwardByGridDensityAndChannels) {
   Backend* b = runnable_backend(GetParam(), "paths");
   if (!b) GTEST_SKIP();
   const bool cpu = GetParam() == "halide-cpu";
-  // One position for 81 pixels: under 1/64 per pixel, the plain gather.
+  // One position for 81 pixels: under 1/64 per pixel, the plain gathers (forward, grad_grid).
   EXPECT_EQ(paths_of(*b, grid_sample_case(1, 9, 1, "bilinear", "zeros")),
-            (Paths{cpu ? "forward 2-D: plain gather (sparse grid)" : "forward 2-D", "backward 2-D"}));
+            (cpu ? Paths{"forward 2-D: plain gather (sparse grid)", "backward 2-D",
+                         "backward 2-D: grad_grid plain gather (sparse grid)"}
+                 : Paths{"forward 2-D", "backward 2-D"}));
   // 17 channels on a dense grid: channels-last, specialised on bicubic and border, two blocks;
-  // more than 8 channels in the scatter.
+  // more than 8 channels in the scatter; grad_grid channels-last.
   const Paths dense = cpu ? Paths{"forward 2-D channels-last: bicubic, border",
                                   "forward 2-D channels-last: more than 16 channels (several blocks)", "backward 2-D",
-                                  "backward 2-D: more than 8 channels (several scatter blocks)"}
+                                  "backward 2-D: more than 8 channels (several scatter blocks)",
+                                  "backward 2-D: grad_grid channels-last"}
                           : Paths{"forward 2-D", "backward 2-D"};
   EXPECT_EQ(paths_of(*b, grid_sample_case(17, 2, 2, "bicubic", "border")), dense);
   // A volume of 9 channels: the 5-D kernels, channels-last (one block of 16) forward, two

@@ -8,8 +8,10 @@
 // 2 x 2 x 2), every sum float32.
 #include "grid_sample_taps.h"
 #include "kernel_widths.h"
+#include "task_scratch.h"
 
 using namespace Halide;
+using oplab_scratch::kTaskScratch;
 using namespace oplab_grid;
 
 namespace {
@@ -137,7 +139,7 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
           .fuse(yz, n, yzn)
           .parallel(yzn)
           .vectorize(x, vec, TailStrategy::GuardWithIf);
-      acc.compute_at(output, c).vectorize(x, vec, TailStrategy::GuardWithIf);
+      acc.compute_at(output, c).store_in(kTaskScratch).vectorize(x, vec, TailStrategy::GuardWithIf);
       acc.update().reorder(x, r[0], r[1], r[2]).vectorize(x, vec, TailStrategy::GuardWithIf);
       for (Func* t : {&tx, &ty, &tz}) {
         row_taps_unrolled_at(*t, LoopLevel(output, yzn), vec, 2);
@@ -163,7 +165,7 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
     in_cl.compute_at(output, oco).fuse(h, d, hd).parallel(hd);
     in_cl.specialize(C <= narrow).vectorize(ci, narrow);
     in_cl.vectorize(ci, vec);
-    acc.compute_at(output, yz);
+    acc.compute_at(output, yz).store_in(kTaskScratch);
     for (int m = 0; m < 2; ++m) {
       acc.specialize(C <= narrow && mode == m).vectorize(ci, narrow);
       acc.specialize(mode == m).vectorize(ci, vec);
@@ -174,7 +176,7 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
     }
     // In memory rather than inlined: seeing the mask's comparison, LLVM branches around loads.
     for (Func* t : {&pw, &pm})
-      t->compute_at(output, yz).reorder_storage(x, kx, ky, kz).reorder(x, kx, ky, kz).vectorize(x, vec, TailStrategy::GuardWithIf);
+      t->compute_at(output, yz).store_in(kTaskScratch).reorder_storage(x, kx, ky, kz).reorder(x, kx, ky, kz).vectorize(x, vec, TailStrategy::GuardWithIf);
   }
 };
 
@@ -283,7 +285,7 @@ class GridSample3dGradInput : public Generator<GridSample3dGradInput> {
     gi_cl.update().vectorize(ci, wide);
     gi_cl.update().specialize(mode == 0).unroll(rq);
     gi_cl.update().specialize(mode == 1);
-    go_cl.compute_at(gi_cl, ry);
+    go_cl.compute_at(gi_cl, ry).store_in(kTaskScratch);
     for (Func* t : {&tx, &ty, &tz}) {
       row_taps_unrolled_at(*t, LoopLevel(gi_cl, ry), vec, 2);
       specialize_taps3(*t, mode, padding);
@@ -334,12 +336,15 @@ class GridSample3dGradGrid : public Generator<GridSample3dGradGrid> {
       sums.compute_at(grad_grid, xi);
     } else {
       const int vec = natural_vector_size<float>();
-      Var yz{"yz"}, yzn{"yzn"};
-      grad_grid.reorder(k, x, y, z, n).fuse(y, z, yz).fuse(yz, n, yzn).parallel(yzn);
-      sums.compute_at(grad_grid, yzn).vectorize(x, vec, TailStrategy::GuardWithIf);
+      // A task per slice, its rows in turn. (A task per row, through a loop fusing rows, slices
+      // and volumes, had Halide size each row's storage for every row up to it: 16 KiB by the
+      // last of 64, a heap allocation per task.)
+      Var zn{"zn"};
+      grad_grid.reorder(k, x, y, z, n).fuse(z, n, zn).parallel(zn);
+      sums.compute_at(grad_grid, y).store_in(kTaskScratch).vectorize(x, vec, TailStrategy::GuardWithIf);
       sums.update().reorder(x, r[0], r[1], r[2], r[3]).vectorize(x, vec, TailStrategy::GuardWithIf);
       for (Func* t : {&tx, &ty, &tz}) {
-        row_taps_unrolled_at(*t, LoopLevel(grad_grid, yzn), vec, 2);
+        row_taps_unrolled_at(*t, LoopLevel(grad_grid, y), vec, 2);
         specialize_taps3(*t, mode, padding);
       }
     }

@@ -8,8 +8,10 @@
 // product of its two axes' taps; every sum is float32.
 #include "grid_sample_taps.h"
 #include "kernel_widths.h"
+#include "task_scratch.h"
 
 using namespace Halide;
+using oplab_scratch::kTaskScratch;
 using namespace oplab_grid;
 
 namespace {
@@ -29,25 +31,27 @@ void define_taps(Func& tx, Func& ty, const Func& grid, Expr W, Expr H, Expr mode
 }
 
 // out(x, y, c, n) = sum over the taps (rows outer) of wy * wx * input, a tap outside reading 0.
-//  * CPU: channels-last in blocks of a vector's width (16) of channels. Per (image, block)
-//    the block is copied to in_cl(ci, w, h) (1 MiB at 128 x 128), so a tap of a position reads
-//    its 16 channels as one dense vector (one cache line) instead of one float from each of
-//    16 planes. Then a task per row: the row's taps (specialised on mode and padding, so
-//    bilinear zeros forms only its own coordinates; once per row and block), the masked sums
-//    for the block's channels, and the row written transposed, a plane's run at a time
-//    (16 positions to 16 planes at a time measured slower). Each tap pair's mask is stored
+//  * CPU: channels-last in blocks of a vector's width (16) of channels. Per image, every block
+//    is copied to in_cl(ci, w, h, co) (4 MiB at 64 channels of 128 x 128), so a tap of a
+//    position reads a block's 16 channels as one dense vector (one cache line) instead of one
+//    float from each of 16 planes. Then a task per row: the row's taps (specialised on mode
+//    and padding, so bilinear zeros forms only its own coordinates), and per block the masked
+//    sums for its channels and the row written transposed, a plane's run at a time (16
+//    positions to 16 planes at a time measured slower). The taps, in doubles, are formed once
+//    per row for all blocks: copying and sampling one block at a time formed them once per
+//    row and block (bench shape, one thread: 18.0 ms against 9.4; the copy's reads then come
+//    from L3 rather than L2, which costs less than the taps did; docs/bench/2026-11-29c-cpu.md). Each tap pair's mask is stored
 //    as bits and ANDed with the product (exactly select(on, w * v, 0)): a select on a scalar
 //    condition became a branch around each load. strict_float keeps the sum in tap order (no
 //    reassociation, no fused multiply-add).
 //    Bench shape [8, 64, 128, 128], grid 128 x 128 at random positions: about 2.2x faster than
 //    vectorising over positions, which gathers each tap a float at a time from 64 planes
-//    (4 MiB per image). What bounds it now: the random 64-byte loads from in_cl (cache
-//    latency) and writing the output.
+//    (measured with a block at a time).
 //  * CPU with channels_last = false (the glue's choice, halide/glue/grid_sample_path.h): no
 //    copy; a task per (row, image), taps once per row, channels in turn, positions vectorised,
 //    each tap gathered a float at a time from its plane. For inputs whose copy Halide cannot
-//    allocate (a block is 64 H W bytes: past 2^31 bytes, 33.5 M pixels) and for grids with
-//    few positions per input pixel, where the copy costs more than the sampling it speeds up.
+//    allocate (64 H W bytes per block of 16 channels: past 2^31 bytes) and for grids with few
+//    positions per input pixel, where the copy costs more than the sampling it speeds up.
 //    The same sums in the same order as the channels-last path: identical results.
 //  * GPU: a thread per (position, channel), 16 x 16 positions per block.
 class GridSampleForward : public Generator<GridSampleForward> {
@@ -118,7 +122,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
       const int vec = natural_vector_size<float>();
       Var yn{"yn"};
       output.reorder(x, c, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
-      acc.compute_at(output, c).vectorize(x, vec, TailStrategy::GuardWithIf);
+      acc.compute_at(output, c).store_in(kTaskScratch).vectorize(x, vec, TailStrategy::GuardWithIf);
       acc.update().reorder(x, r.x, r.y).vectorize(x, vec, TailStrategy::GuardWithIf);
       for (Func* t : {&tx, &ty}) row_taps_at(*t, LoopLevel(output, yn), vec);
       return;
@@ -127,11 +131,11 @@ class GridSampleForward : public Generator<GridSampleForward> {
     Var xo{"xo"}, xi{"xi"}, oci{"oci"}, oco{"oco"};
     output.split(x, xo, xi, B, TailStrategy::GuardWithIf)
         .split(c, oco, oci, B, TailStrategy::GuardWithIf)
-        .reorder(xi, xo, oci, y, oco, n)
+        .reorder(xi, xo, oci, oco, y, n)
         .vectorize(xi)
         .parallel(y);
-    in_cl.compute_at(output, oco).vectorize(ci).parallel(h);
-    acc.compute_at(output, y).vectorize(ci);
+    in_cl.compute_at(output, n).vectorize(ci).parallel(h);
+    acc.compute_at(output, oco).store_in(kTaskScratch).vectorize(ci);
     for (int m = 0; m < 3; ++m) acc.specialize(mode == m);
     for (Func* t : {&tx, &ty}) {
       row_taps_at(*t, LoopLevel(output, y), B);
@@ -140,20 +144,21 @@ class GridSampleForward : public Generator<GridSampleForward> {
     }
     // In memory rather than inlined: seeing the mask's comparison, LLVM branches around loads.
     for (Func* t : {&pw, &pm, &pz})
-      t->compute_at(output, y).reorder_storage(x, kx, ky).reorder(x, kx, ky).vectorize(x, B, TailStrategy::GuardWithIf);
+      t->compute_at(output, y).store_in(kTaskScratch).reorder_storage(x, kx, ky).reorder(x, kx, ky).vectorize(x, B, TailStrategy::GuardWithIf);
   }
 };
 
 // grad_input: every tap of every position scatters wy * wx * gout to its pixel (the forward's
 // transpose, taps outside the image skipped).
-//  * CPU: channels-last, as the forward gathers. A task per (block of kGridScatterLanes
-//    channels, image) accumulates into gi_cl(ci, w, h), the block's channels of a pixel side
-//    by side, so each tap is one dense vector load, add and store; each row of grad_output is
-//    first transposed the same way (go_cl, one read of the block's planes per position instead
-//    of one per tap), and the finished block is transposed back into its planes. Only the
-//    task's image writes its block and lanes are distinct channels, so no two writes collide.
-//    The taps are formed once for the whole batch (vectorised over positions); each position
-//    walks only its mode's taps (4 of bilinear's 16 slots). Every pixel's sum is in the order
+//  * CPU: channels-last, as the forward gathers. Per image, the taps of all its positions are
+//    formed first (tx, ty: a table per axis, rows in parallel, vectorised over positions),
+//    then a task per block of kGridScatterLanes channels accumulates into gi_cl(ci, w, h),
+//    the block's channels of a pixel side by side, so each tap is one dense vector load, add
+//    and store; each row of grad_output is first transposed the same way (go_cl, one read of
+//    the block's planes per position instead of one per tap), and the finished block is
+//    transposed back into its planes. Lanes are distinct channels and blocks distinct
+//    planes, so no two writes collide. Each position walks only its mode's taps (4 of
+//    bilinear's 16 slots). Every pixel's sum is in the order
 //    the positions and taps come (rows, positions, taps), as the plain scatter it replaces
 //    summed: the same bits. What it replaced scattered each tap into the planes directly, a
 //    gather and a scatter instruction per tap: the reduced bench shape's backward took 6.9 ms
@@ -221,31 +226,38 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
       return;
     }
     const int vec = natural_vector_size<float>(), B = oplab_widths::kGridScatterLanes;
-    Var cn{"cn"}, wo{"wo"}, wi{"wi"};
-    // A task per (block, image): its block accumulated channels-last, then written back a
-    // plane's run of pixels at a time.
+    Var wo{"wo"}, wi{"wi"};
+    // Images in turn, a task per block: its block accumulated channels-last, then written
+    // back a plane's run of pixels at a time.
     grad_input.split(c, co, ci, B, TailStrategy::GuardWithIf)
         .split(w, wo, wi, vec, TailStrategy::GuardWithIf)
         .reorder(wi, wo, h, ci, co, n)
         .vectorize(wi)
-        .fuse(co, n, cn)
-        .parallel(cn);
-    gi_cl.compute_at(grad_input, cn).vectorize(ci);
+        .parallel(co);
+    gi_cl.compute_at(grad_input, co).vectorize(ci);
     gi_cl.update().reorder(ci, rq, rx, ry).vectorize(ci);
     // The mode made a constant: the taps per axis fold into the slot arithmetic (q % T and
     // q / T were integer divisions per tap) and bilinear's 4 taps unroll.
     gi_cl.update().specialize(mode == 0).unroll(rq);
     gi_cl.update().specialize(mode == 1);
     gi_cl.update().specialize(mode == 2);
-    go_cl.compute_at(gi_cl, ry).vectorize(ci);
-    // The taps of a row of positions where the task scatters it, specialised on mode and
-    // padding as the forward's (each combination forms only its own coordinates). Formed for
-    // the whole batch up front instead, they were two tables of 4 MiB per call at the bench
-    // shape: in a process whose glibc returns freed memory to the system (the default; the
-    // bench keeps it, README "bench"), their page faults every call cost more than the scatter
-    // (a driver of the kernel alone, 1 thread, reduced shape: 14 ms, 3 ms with row taps).
+    go_cl.compute_at(gi_cl, ry).store_in(kTaskScratch).vectorize(ci);
+    // The taps of an image, formed before its blocks and read by each (specialised on mode and
+    // padding as the forward's: each combination forms only its own coordinates). Formed per
+    // row inside each block's task instead, they were formed once per block: 8 times at 64
+    // channels, whose doubles cost more than the scatter (bench shape, one thread: 20.1 ms
+    // against 12.4; reduced shape, two blocks: 1.2 against 0.95; docs/bench/2026-11-29c-cpu.md).
+    // Per image, the tables (0.8 MiB per axis for bilinear at 128 x 128 positions) come from
+    // the calling thread's heap, which glibc keeps between calls; tables for the whole batch
+    // (4 MiB each) were returned to the system and their page faults cost more than the
+    // scatter at every call (a driver of the kernel alone, 1 thread, reduced shape: 14 ms).
     for (Func* t : {&tx, &ty}) {
-      row_taps_at(*t, LoopLevel(gi_cl, ry), vec);
+      Var tk = t->args()[0], tp = t->args()[1], trow = t->args()[2], tn = t->args()[3];
+      t->compute_at(grad_input, n)
+          .reorder_storage(tp, tk, trow, tn)
+          .reorder(tp, tk, trow, tn)
+          .vectorize(tp, vec, TailStrategy::GuardWithIf)
+          .parallel(trow);
       for (int m = 0; m < 3; ++m)
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }
@@ -254,19 +266,93 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
 
 // grad_grid(k, x, y, n) = factor-carrying derivative: sum over channels and taps of
 // gout * input * (dwx * wy for x, wx * dwy for y); nearest's is 0 (left exact, as the
-// reference). A gather over the channels: a thread (GPU) or a vector lane (CPU) per position.
+// reference).
+//  * CPU: channels-last, as the forward gathers. Per image the input is copied to blocks of 16
+//    channels side by side (in_cl, every block), then a task per row: the row's taps, its
+//    grad_output transposed the same way (go_cl), and per position, for each block and tap
+//    pair, one dense vector of 16 channels times the position's vector of gout, masked where
+//    the pair reads outside the image, added into two vectors of lane sums (x and y); last,
+//    each vector's 16 lanes are summed. Lanes past the last channel read 0 in both factors.
+//    What it replaced gathered each tap a float at a time, positions in the lanes: at the
+//    bench shape ([8, 64, 128, 128], one thread) 26.5 ms against 11.9
+//    (docs/bench/2026-11-29c-cpu.md). The sums run in another order (lanes, then blocks and
+//    taps, then across the lanes): float32 rounding apart, the same values.
+//  * CPU with channels_last = false (the glue's choice, as for the forward,
+//    halide/glue/grid_sample_path.h: inputs whose copy Halide cannot allocate, sparse grids):
+//    the gather, a vector lane per position, channels and taps in turn.
+//  * GPU: the gather, a thread per position.
 class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
  public:
+  GeneratorParam<bool> channels_last{"channels_last", true};
   OPLAB_GRID_INPUTS
   Input<Buffer<float>> grad_output{"grad_output", 4};  // (x, y, c, n)
   Output<Buffer<float>> grad_grid{"grad_grid", 4};     // (k, x, y, n)
 
-  Var k{"k"}, x{"x"}, y{"y"}, n{"n"};
+  Var k{"k"}, x{"x"}, y{"y"}, n{"n"}, ci{"ci"}, co{"co"}, w{"w"}, h{"h"}, kx{"kx"}, ky{"ky"};
   Func tx{"tx"}, ty{"ty"}, sums{"sums"};
-  RDom r;
+  Func in_cl{"in_cl"}, go_cl{"go_cl"}, lanes{"lanes"}, wdx{"wdx"}, wdy{"wdy"}, pm{"pm"}, pzx{"pzx"}, pzy{"pzy"};
+  Func sx{"sx"}, sy{"sy"}, ox{"ox"}, oy{"oy"};
+  RDom r, rb, rc;
 
   void generate() {
     define_taps(tx, ty, grid, input.dim(0).extent(), input.dim(1).extent(), mode, padding, align_corners);
+    if (!channels_lanes()) return define_gather();
+    using oplab_bits::u32;
+    const int B = natural_vector_size<float>();
+    Expr C = input.dim(2).extent();
+    Expr ch = co * B + ci;
+    in_cl(ci, w, h, co, n) = select(ch < C, input(w, h, min(ch, C - 1), n), 0.0f);
+    go_cl(ci, x, co, y, n) = select(ch < C, grad_output(x, y, min(ch, C - 1), n), 0.0f);
+    FuncRef a = tx(kx, x, y, n), b = ty(ky, x, y, n);
+    wdx(kx, ky, x, y, n) = Expr(a[kDw]) * Expr(b[kW]);
+    wdy(kx, ky, x, y, n) = Expr(a[kW]) * Expr(b[kDw]);
+    pm(kx, ky, x, y, n) = select(Expr(a[kValid]) != 0.0f && Expr(b[kValid]) != 0.0f, UInt(32).max(), UInt(32).min());
+    // bicubic's merged taps (axis_tap): all ones where the pair's pixel, if not finite, makes
+    // that slope's sum NaN.
+    pzx(kx, ky, x, y, n) = select(Expr(a[kPoisonDw]) + Expr(b[kPoisonW]) != 0.0f, pm(kx, ky, x, y, n), u32(0));
+    pzy(kx, ky, x, y, n) = select(Expr(a[kPoisonW]) + Expr(b[kPoisonDw]) != 0.0f, pm(kx, ky, x, y, n), u32(0));
+    rb = RDom(0, (C + B - 1) / B, "rb");
+    lanes(ci, x, y, n) = Tuple(0.0f, 0.0f, u32(0), u32(0));
+    auto step = [&](int T) {
+      Expr gx = lanes(ci, x, y, n)[0], gy = lanes(ci, x, y, n)[1], px = lanes(ci, x, y, n)[2], py = lanes(ci, x, y, n)[3];
+      Expr g = go_cl(ci, x, rb, y, n);
+      for (int j = 0; j < T; ++j)
+        for (int i = 0; i < T; ++i) {
+          Expr v = in_cl(ci, tx(i, x, y, n)[kIndex], ty(j, x, y, n)[kIndex], rb, n) * g;
+          Expr vm = reinterpret<float>(reinterpret<uint32_t>(v) & pm(i, j, x, y, n));
+          gx = gx + wdx(i, j, x, y, n) * vm;
+          gy = gy + wdy(i, j, x, y, n) * vm;
+          if (T == 4) {
+            px = px | (poison_bits(v) & pzx(i, j, x, y, n));
+            py = py | (poison_bits(v) & pzy(i, j, x, y, n));
+          }
+        }
+      return std::vector<Expr>{gx, gy, px, py};
+    };
+    const std::vector<Expr> s2 = step(2), s4 = step(4);
+    lanes(ci, x, y, n) = Tuple(select(mode == 0, s2[0], s4[0]), select(mode == 0, s2[1], s4[1]),
+                               select(mode == 0, s2[2], s4[2]), select(mode == 0, s2[3], s4[3]));
+    rc = RDom(0, B, "rc");
+    sx(x, y, n) = 0.0f;
+    sx(x, y, n) += lanes(rc, x, y, n)[0];
+    sy(x, y, n) = 0.0f;
+    sy(x, y, n) += lanes(rc, x, y, n)[1];
+    ox(x, y, n) = u32(0);
+    // Each lane holds 0 or a quiet NaN's bits (poison_bits): their max is their OR, and max
+    // is a reduction Halide vectorises.
+    ox(x, y, n) = max(ox(x, y, n), lanes(rc, x, y, n)[2]);
+    oy(x, y, n) = u32(0);
+    oy(x, y, n) = max(oy(x, y, n), lanes(rc, x, y, n)[3]);
+    // The merged taps' NaN ORed into the sum's bits (see define_gather).
+    Expr poison = select(k == 0, ox(x, y, n), oy(x, y, n));
+    Expr sum = select(k == 0, sx(x, y, n), sy(x, y, n));
+    grad_grid(k, x, y, n) = select(mode == 1, 0.0f, reinterpret<float>(reinterpret<uint32_t>(sum) | select(mode == 2, poison, u32(0))));
+  }
+
+  bool channels_lanes() const { return channels_last && !get_target().has_gpu_feature(); }
+
+  // A position per thread (GPU) or vector lane (CPU), the channels and taps in turn.
+  void define_gather() {
     Expr T = taps_of(mode);
     r = RDom({{0, T}, {0, T}, {0, input.dim(2).extent()}}, "r");  // (kx, ky, c)
     FuncRef a = tx(r[0], x, y, n), b = ty(r[1], x, y, n);
@@ -277,8 +363,8 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
     // strict_float LLVM's fast-math flags may drop an added NaN (measured: this sum lost it),
     // and strict sums cost the backward 7% (bench grid shape); integer ORs are never folded.
     // Only bicubic merges taps (bilinear's two are distinct pixels; its zero weights give NaN
-    // by the product): the other modes' update is specialised without it (a tenth of the
-    // backward's time, bench grid shape).
+    // by the product): on the CPU the other modes' update is specialised without it (a tenth
+    // of the backward's time, bench grid shape).
     Expr poison_x = mode == 2 && on && Expr(a[kPoisonDw]) + Expr(b[kPoisonW]) != 0.0f;
     Expr poison_y = mode == 2 && on && Expr(a[kPoisonW]) + Expr(b[kPoisonDw]) != 0.0f;
     sums(x, y, n) = Tuple(0.0f, 0.0f, oplab_bits::u32(0), oplab_bits::u32(0));
@@ -303,19 +389,42 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
           .gpu_blocks(xo, yo, n)
           .gpu_threads(xi, yi);
       sums.compute_at(grad_grid, xi);
-    } else {
+      return;
+    }
+    if (!channels_last) {
       const int vec = natural_vector_size<float>();
-      Var yn{"yn"};
-      grad_grid.reorder(k, x, y, n).fuse(y, n, yn).parallel(yn);
-      sums.compute_at(grad_grid, yn).vectorize(x, vec, TailStrategy::GuardWithIf);
+      // Images in turn, a task per row. (A task per row through a loop fusing rows and images
+      // had Halide size each row's storage for every row up to it: a heap allocation per task
+      // past 16 KiB.)
+      grad_grid.reorder(k, x, y, n).parallel(y);
+      sums.compute_at(grad_grid, y).store_in(kTaskScratch).vectorize(x, vec, TailStrategy::GuardWithIf);
       sums.update().reorder(x, r[0], r[1], r[2]).vectorize(x, vec, TailStrategy::GuardWithIf);
       sums.update().specialize(mode == 2);
       for (Func* t : {&tx, &ty}) {
-        row_taps_at(*t, LoopLevel(grad_grid, yn), vec);
+        row_taps_at(*t, LoopLevel(grad_grid, y), vec);
         for (int m = 0; m < 3; ++m)
           for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
       }
+      return;
     }
+    const int B = natural_vector_size<float>();
+    grad_grid.reorder(k, x, y, n).parallel(y);
+    for (int m = 0; m < 3; ++m) grad_grid.specialize(mode == m);
+    in_cl.compute_at(grad_grid, n).vectorize(ci).parallel(h);
+    go_cl.compute_at(grad_grid, y).store_in(kTaskScratch).vectorize(ci);
+    lanes.compute_at(grad_grid, x).vectorize(ci);
+    lanes.update().reorder(ci, rb).vectorize(ci);
+    for (Func* f : {&sx, &sy, &ox, &oy}) {
+      f->compute_at(grad_grid, x);
+      f->update().atomic().vectorize(rc);
+    }
+    for (Func* t : {&tx, &ty}) {
+      row_taps_at(*t, LoopLevel(grad_grid, y), B);
+      for (int m = 0; m < 3; ++m)
+        for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
+    }
+    for (Func* t : {&wdx, &wdy, &pm, &pzx, &pzy})
+      t->compute_at(grad_grid, y).store_in(kTaskScratch).reorder_storage(x, kx, ky).reorder(x, kx, ky).vectorize(x, B, TailStrategy::GuardWithIf);
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include "Halide.h"
 #include "float_bits.h"
+#include "task_scratch.h"
 
 namespace oplab_grid {
 
@@ -181,7 +182,7 @@ inline void row_taps_at(Func& t, const LoopLevel& at, int vec) {
   std::vector<Var> a = t.args();
   std::swap(a[0], a[1]);
   std::vector<VarOrRVar> order(a.begin(), a.end());
-  t.compute_at(at).reorder_storage(a).reorder(order).vectorize(a[0], vec, TailStrategy::GuardWithIf);
+  t.compute_at(at).store_in(oplab_scratch::kTaskScratch).reorder_storage(a).reorder(order).vectorize(a[0], vec, TailStrategy::GuardWithIf);
 }
 
 // As row_taps_at, for an axis of `taps` taps at most (bound: a mode with fewer forms the rest,
@@ -199,6 +200,7 @@ inline void row_taps_unrolled_at(Func& t, const LoopLevel& at, int vec, int taps
   std::vector<VarOrRVar> order = {xi, a[0], xo};
   for (size_t i = 2; i < a.size(); ++i) order.push_back(a[i]);
   t.compute_at(at)
+      .store_in(oplab_scratch::kTaskScratch)
       .reorder_storage(storage)
       .bound(a[0], 0, taps)
       .split(a[1], xo, xi, vec, TailStrategy::GuardWithIf)

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "Halide.h"
+#include "task_scratch.h"
 
 using namespace Halide;
+using oplab_scratch::kTaskScratch;
 
 namespace {
 
@@ -159,9 +161,9 @@ class MsDeformAttnForward : public Generator<MsDeformAttnForward> {
       const int vec = natural_vector_size<float>();
       Var qn{"qn"};
       output.reorder(d, m, q, n).fuse(q, n, qn).parallel(qn).vectorize(d, vec, TailStrategy::GuardWithIf);
-      acc.compute_at(output, m).vectorize(d, vec, TailStrategy::GuardWithIf);
+      acc.compute_at(output, m).store_in(kTaskScratch).vectorize(d, vec, TailStrategy::GuardWithIf);
       acc.update().reorder(d, r.x, r.y).vectorize(d, vec, TailStrategy::GuardWithIf);
-      pt.compute_at(output, qn);
+      pt.compute_at(output, qn).store_in(kTaskScratch);
     }
   }
 };
@@ -240,9 +242,9 @@ class MsDeformAttnGradValue : public Generator<MsDeformAttnGradValue> {
       const int vec = natural_vector_size<float>();
       Var mn{"mn"};
       grad_value.reorder(d, s, m, n).fuse(m, n, mn).parallel(mn).vectorize(d, vec, TailStrategy::GuardWithIf);
-      slice.compute_at(grad_value, mn).vectorize(d, vec, TailStrategy::GuardWithIf);
+      slice.compute_at(grad_value, mn).store_in(kTaskScratch).vectorize(d, vec, TailStrategy::GuardWithIf);
       slice.update().reorder(d, rc, rp, rl, rq).vectorize(d, vec, TailStrategy::GuardWithIf).unroll(rc);
-      pt.compute_at(slice, rq);
+      pt.compute_at(slice, rq).store_in(kTaskScratch);
     }
   }
 };
@@ -306,11 +308,11 @@ class MsDeformAttnGradPoints : public Generator<MsDeformAttnGradPoints> {
       // widen to every query before q, which made the work quadratic.
       grad_sampling_locations.parallel(q);
       grad_attention_weights.parallel(q).compute_with(grad_sampling_locations, q);
-      pt.compute_at(grad_sampling_locations, q);
-      sums.compute_at(grad_sampling_locations, q);
+      pt.compute_at(grad_sampling_locations, q).store_in(kTaskScratch);
+      sums.compute_at(grad_sampling_locations, q).store_in(kTaskScratch);
       // atomic(): lets Halide vectorise the channel sum itself (no two threads share a point).
       sums.update().reorder(rd, p, l, m).atomic().vectorize(rd, vec, TailStrategy::GuardWithIf);
-      terms.compute_at(sums, m).vectorize(d, vec, TailStrategy::GuardWithIf);
+      terms.compute_at(sums, m).store_in(kTaskScratch).vectorize(d, vec, TailStrategy::GuardWithIf);
     }
   }
 };

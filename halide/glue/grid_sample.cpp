@@ -4,8 +4,9 @@
 // mode, padding and align_corners as kernel parameters, and the calls: the forward, then
 // grad_input and grad_grid when the case has grad_output. Nothing to sample (an empty batch,
 // channel axis or grid) leaves every output and gradient 0 without a call. The forward on the
-// CPU, 4-D and 5-D, has two paths (grid_sample_path.h): channels-last, or the plain gather for
-// inputs too large for its copy and for sparse grids.
+// CPU, 4-D and 5-D, and the 2-D grad_grid have two paths (grid_sample_path.h): channels-last,
+// or the plain gather for inputs too large for its copy and for sparse grids.
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -32,6 +33,9 @@
 #include "grid_sample_grad_input_cpu.h"
 #include "grid_sample_grad_input_cuda.h"
 #include "grid_sample_grad_input_opencl.h"
+#include "grid_sample_plain_grad_grid_cpu.h"
+#include "grid_sample_plain_grad_grid_cuda.h"
+#include "grid_sample_plain_grad_grid_opencl.h"
 #include "grid_sample_plain_fwd_cpu.h"
 #include "grid_sample_plain_fwd_cuda.h"
 #include "grid_sample_plain_fwd_opencl.h"
@@ -51,8 +55,8 @@ namespace oplab::halide_glue {
 // on 64 x 64: 1.26 and 2.46); at 1/8 and above channels-last wins (1.2 to 2.5).
 constexpr double kMinPositionsPerPixel = 1.0 / 64;
 
-bool grid_sample_channels_last(int64_t positions, int64_t pixels) {
-  if (pixels > kHalideMaxAllocation / kGridSampleBlockBytesPerPixel) return false;
+bool grid_sample_channels_last(int64_t positions, int64_t pixels, int64_t blocks) {
+  if (pixels > kHalideMaxAllocation / kGridSampleBlockBytesPerPixel / std::max<int64_t>(blocks, 1)) return false;
   return double(positions) >= kMinPositionsPerPixel * double(pixels);
 }
 
@@ -80,6 +84,8 @@ constexpr const char* kNearest3d = "forward 3-D channels-last: nearest";
 constexpr const char* kNarrowBlocks3d = "forward 3-D channels-last: 4 channels or fewer (blocks of 4)";
 constexpr const char* kChannelBlocks3d = "forward 3-D channels-last: more than 16 channels (several blocks)";
 constexpr const char* kBackward2d = "backward 2-D";
+constexpr const char* kGradGridChannelsLast = "backward 2-D: grad_grid channels-last";
+constexpr const char* kGradGridPlain = "backward 2-D: grad_grid plain gather (sparse grid)";
 constexpr const char* kScatterBlocks = "backward 2-D: more than 8 channels (several scatter blocks)";
 constexpr const char* kScatterBlocks3d = "backward 3-D: more than 8 channels (several scatter blocks)";
 constexpr const char* kNarrowScatter3d = "backward 3-D: 4 channels or fewer (scatter blocks of 4)";
@@ -107,6 +113,8 @@ const std::vector<KernelPath> kGridSamplePaths = {
     {kChannelBlocks3d, PathOn::Cpu},
     {kBackward2d},
     {kScatterBlocks, PathOn::Cpu},
+    {kGradGridChannelsLast, PathOn::Cpu},
+    {kGradGridPlain, PathOn::Cpu},
     {kBackward3d},
     {kScatterBlocks3d, PathOn::Cpu},
     {kNarrowScatter3d, PathOn::Cpu},
@@ -142,7 +150,7 @@ class GridSampleCall {
 
   void forward() {
     if (!work_) return paths_.take(kNoKernelCall);
-    const bool channels_last = grid_sample_channels_last(p_.Do * p_.Ho * p_.Wo, p_.D * p_.H * p_.W);
+    const bool channels_last = copies_channels_last();
     note_forward_path(channels_last);
     auto fwd = three_d() ? (channels_last ? OPLAB_KERNEL(grid_sample3d_fwd, device_)
                                           : OPLAB_KERNEL(grid_sample3d_plain_fwd, device_))
@@ -158,8 +166,15 @@ class GridSampleCall {
       paths_.take(three_d() ? kScatterBlocks3d : kScatterBlocks);
     if (device_ == HalideDevice::Cpu && three_d() && p_.C <= oplab_widths::kGridNarrowScatterLanes)
       paths_.take(kNarrowScatter3d);
+    // 2-D: grad_grid copies the input as the forward does, and takes the plain gather where
+    // the forward does.
+    const bool grad_grid_channels_last = !three_d() && copies_channels_last();
+    if (device_ == HalideDevice::Cpu && !three_d())
+      paths_.take(grad_grid_channels_last ? kGradGridChannelsLast : kGradGridPlain);
     auto gi = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_input, device_) : OPLAB_KERNEL(grid_sample_grad_input, device_);
-    auto gg = three_d() ? OPLAB_KERNEL(grid_sample3d_grad_grid, device_) : OPLAB_KERNEL(grid_sample_grad_grid, device_);
+    auto gg = three_d()                  ? OPLAB_KERNEL(grid_sample3d_grad_grid, device_)
+              : grad_grid_channels_last ? OPLAB_KERNEL(grid_sample_grad_grid, device_)
+                                        : OPLAB_KERNEL(grid_sample_plain_grad_grid, device_);
     check(gi(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gi_b_), ctx_, "grid_sample grad_input");
     check(gg(&ctx_, input_b_, grid_b_, mode(), padding(), ac(), gout_b_, gg_b_), ctx_, "grid_sample grad_grid");
   }
@@ -196,6 +211,11 @@ class GridSampleCall {
   int mode() const { return mode_code(p_.mode); }
   int padding() const { return padding_code(p_.padding); }
   int ac() const { return p_.align_corners ? 1 : 0; }
+  // The CPU's channels-last kernels: 2-D, every block of an image copied at once; 5-D, one.
+  bool copies_channels_last() const {
+    return grid_sample_channels_last(p_.Do * p_.Ho * p_.Wo, p_.D * p_.H * p_.W,
+                                     three_d() ? 1 : grid_sample_blocks(p_.C));
+  }
 
   // The forward's path (kGridSamplePaths): on the CPU the channels-last kernels are
   // specialised on the mode (2-D: and the padding) and work in blocks of channels.

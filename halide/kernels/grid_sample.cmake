@@ -8,6 +8,8 @@ oplab_halide_kernel(grid_sample_fwd grid_sample.generator grid_sample_forward)
 oplab_halide_kernel(grid_sample_plain_fwd grid_sample.generator grid_sample_forward PARAMS channels_last=false)
 oplab_halide_kernel(grid_sample_grad_input grid_sample.generator grid_sample_grad_input SCATTER)
 oplab_halide_kernel(grid_sample_grad_grid grid_sample.generator grid_sample_grad_grid)
+# The 2-D grad_grid without the CPU's channels-last copy, chosen as the plain forward is.
+oplab_halide_kernel(grid_sample_plain_grad_grid grid_sample.generator grid_sample_grad_grid PARAMS channels_last=false)
 oplab_halide_kernel(grid_sample3d_fwd grid_sample.generator grid_sample3d_forward)
 # The 5-D forward without the CPU's channels-last copy, as grid_sample_plain_fwd.
 oplab_halide_kernel(grid_sample3d_plain_fwd grid_sample.generator grid_sample3d_forward PARAMS channels_last=false)
