@@ -90,8 +90,12 @@ inline RawTap raw_tap(Expr g, Expr S, int j, Expr mode, Expr padding, Expr ac) {
   Expr up = floor(qc + f64(0.5));
   Expr tie_to_odd = (up - qc) == f64(0.5) && (up - floor(up / f64(2)) * f64(2)) != f64(0);
   Expr nn_at = select(tie_to_odd, up - f64(1), up);
-  // bicubic: taps floor(c) - 1 .. + 2 of the unpadded coordinate, each padded on its own.
-  Expr cc = select(padding == 0, cz, c);
+  // bicubic: taps floor(c) - 1 .. + 2 of the unpadded coordinate, each padded on its own. The
+  // coordinate strict_float too, as the weights below: with a fused multiply-add it lay an ulp
+  // from the reference's, and a far weight near |d| = 2 (all cancellation) took the other sign
+  // (a fuzz case: an Inf pixel read -Inf where the reference, and torch, read +Inf).
+  Expr c_strict = strict_float(select(ac != 0, ((gd + f64(1)) / f64(2)) * (Sd - f64(1)), ((gd + f64(1)) * Sd - f64(1)) / f64(2)));
+  Expr cc = select(padding == 0, clamp(c_strict, f64(-8), Sd + f64(8)), c_strict);
   Expr tap = floor(cc) + f64(j - 1), dist = cc - tap;
   Expr bc_at = select(padding == 0, tap, pad(tap, S, padding, ac).c);
 
