@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -293,9 +294,19 @@ class FlipSearch {
   // The kind of decision that explains element i of `key` at value e, or nullptr. On the
   // other side of a decision the element's magnitude may be larger than on this one (a
   // cut-off side reads 0): the bound grows by the alternative's own value.
+  // Where the case's own magnitude of the element is not finite (its reference is NaN or
+  // Inf: a pixel of the input is), the bound on a run whose reference is finite there is that
+  // run's own, from its magnitude (evaluated for it): the case's bound is only the tensor's
+  // floor. (A fuzz case: bicubic on a float64 grid reads a NaN pixel with weight 0, giving
+  // NaN; on the grid as float32 it reads other taps, -1.0e-17 in double where float32 sums to
+  // 0, and the floor of 1e-30 called the kernel wrong.)
   const FlipKind* explain(const std::string& key, const Shape& shape, size_t i, double e, double bound,
-                          const TensorBound& tb) {
-    return explain(key, shape, i, e, bound, tb.rel());
+                          const TensorBound& tb, double case_magnitude) {
+    prepare();
+    if (const FlipKind* k = explain_from(0, key, shape, i, e, bound, tb, case_magnitude)) return k;
+    const size_t first_box = alts_.size();
+    prepare_one_box();
+    return explain_from(first_box, key, shape, i, e, bound, tb, case_magnitude);
   }
 
   // The same, without the bound's growth by the alternative's value: an element that a bound as
@@ -339,15 +350,8 @@ class FlipSearch {
     bool named = false;
     FlipKind kind = FlipKind::InputRounding;
     int same[2] = {-1, -1};  // takes the case's decisions (all but floors, all): -1 not yet known
+    std::optional<Result> mag;  // its magnitude run, where an element needs it (magnitude_of)
   };
-
-  const FlipKind* explain(const std::string& key, const Shape& shape, size_t i, double e, double bound, double rel) {
-    prepare();
-    if (const FlipKind* k = explain_from(0, key, shape, i, e, bound, rel)) return k;
-    const size_t first_box = alts_.size();
-    prepare_one_box();
-    return explain_from(first_box, key, shape, i, e, bound, rel);
-  }
 
   // The first kind of decision the alternative takes otherwise than the case (named on first use).
   const FlipKind& kind_of(Alternative& a) {
@@ -360,16 +364,33 @@ class FlipSearch {
   }
 
   const FlipKind* explain_from(size_t from, const std::string& key, const Shape& shape, size_t i, double e, double bound,
-                               double rel) {
+                               const TensorBound& tb, double case_magnitude) {
     for (size_t n = from; n < alts_.size(); ++n) {
       Alternative& a = alts_[n];
       const Tensor* t = find(a.result, key);
       if (!t || t->shape != shape) continue;  // a rounded scale factor may change the output's size
       const double ra = t->data[i];
-      if (!within(ra, e, bound + rel * std::fabs(ra))) continue;
+      double b = bound + tb.rel() * std::fabs(ra);
+      if (!std::isfinite(case_magnitude) && std::isfinite(ra)) b = std::max(b, tb.at(magnitude_of(a, key, shape, i)));
+      if (!within(ra, e, b)) continue;
       return &kind_of(a);
     }
     return nullptr;
+  }
+
+  // The run's own magnitude of element i of `key` (NaN where it has none), evaluated once per run.
+  double magnitude_of(Alternative& a, const std::string& key, const Shape& shape, size_t i) {
+    if (!a.mag) {
+      try {
+        GeometryIn scope(a.geometry, a.part);
+        a.mag = magnitude_result(ref_, a.c, [](Backend& b, const Case& x) { return evaluate(b, x); },
+                                 rule_ != FlipRule::KernelRounding);
+      } catch (const std::exception&) {
+        a.mag = Result{};
+      }
+    }
+    const Tensor* m = find(*a.mag, key);
+    return m && m->shape == shape ? m->data[i] : NAN;
   }
 
   // The nudges of one level: either axis alone or both, either way, the end corner with or
@@ -600,7 +621,7 @@ FloatOutcome compare_float_backend(Backend& ref, Backend& backend, const Case& s
         ++o.slope_passes;
         continue;
       }
-      if (const FlipKind* k = flips.explain(key, w->shape, i, e, bound, tb)) {
+      if (const FlipKind* k = flips.explain(key, w->shape, i, e, bound, tb, a.data[i])) {
         ++o.flips[size_t(*k)];
         flipped = true;
         continue;

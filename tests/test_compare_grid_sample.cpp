@@ -150,5 +150,69 @@ TEST(CompareGridSample, FuzzCaseOnHalideCpuAgrees) {
   EXPECT_EQ(o.verdict, compare::Verdict::Agree) << o.detail;
 }
 
+// A fuzz case: bicubic, reflection, input [1, 1, 2, 3] with a NaN at row 0, column 2; grid
+// position 1 at (x, y) = (-2/3 in float64, 1). With the float64 grid c_x = 0 exactly: taps
+// -1..2, column 2 read with weight and slope 0 (|d| = 2), so the reference's y-gradient of
+// position 1 is NaN (0 x NaN). With the grid as float32 (-0.6666667), c_x = -3e-8: taps -2..1,
+// reflected to columns 1, 0, 0, 1, never column 2; there the reference gives -1.0e-17 (a double
+// sum of terms that cancel) and a float32 kernel 0. The case's bound on its NaN element is only
+// the tensor's floor (1e-30, every element of grads.grid is NaN): the run on the float32 grid
+// must be held to its own magnitude's bound.
+Case nan_pixel_reflection_case() {
+  Case c;
+  c.op = "grid_sample";
+  c.params = json{{"mode", "bicubic"}, {"padding_mode", "reflection"}, {"align_corners", false}};
+  Tensor x({1, 1, 2, 3});
+  x.data = {0.0, 0.0, NAN, 0.5, 0.25, 0.0};
+  c.inputs["input"] = x;
+  Tensor g({1, 1, 2, 2});
+  g.data = {1.0, -1.0, -0.6666666666666666, 1.0};
+  c.inputs["grid"] = g;
+  c.grad_output = Tensor({1, 1, 1, 2}, 0.0);
+  c.grad_output->data = {0.0, 0.25};
+  return c;
+}
+
+// The reference on the float32-rounded case (a float32 kernel that takes the reference's
+// decisions), with `delta` added to grads.grid[3].
+class RoundedReference : public Backend {
+ public:
+  explicit RoundedReference(double delta) : delta_(delta) {}
+  std::string name() const override { return "rounded-reference"; }
+  std::string description() const override { return "test double: the reference on the float32-rounded case"; }
+  bool is_float32() const override { return true; }
+  bool geometry_as_reference() const override { return true; }
+  using Backend::run;
+  Result run(const Case& c, const ValidParams&) override {
+    Result r = ref_->run(compare::float_rounded_case(c));
+    r.grads.at("grid").data.at(3) += delta_;
+    return r;
+  }
+
+ private:
+  std::unique_ptr<Backend> ref_ = make_ref_backend();
+  double delta_;
+};
+
+TEST(CompareGridSample, NanElementIsJudgedOnTheRoundedRunsOwnBound) {
+  auto ref = make_ref_backend();
+  const Case c = nan_pixel_reflection_case();
+  ASSERT_TRUE(std::isnan(evaluate(*ref, c).grads.at("grid").data[3]));
+  const double rounded = evaluate(*ref, compare::float_rounded_case(c)).grads.at("grid").data[3];
+  ASSERT_TRUE(std::isfinite(rounded));
+  ASSERT_LT(std::fabs(rounded), 1e-16);
+  RoundedReference exact(0.0), kernel_zero(-rounded), wrong(1e-3);
+  EXPECT_NE(compare::compare_float_backend(*ref, exact, c).verdict, compare::Verdict::Disagree);
+  const auto zero = compare::compare_float_backend(*ref, kernel_zero, c);
+  EXPECT_NE(zero.verdict, compare::Verdict::Disagree) << zero.detail;
+  const auto off = compare::compare_float_backend(*ref, wrong, c);
+  EXPECT_EQ(off.verdict, compare::Verdict::Disagree) << off.detail;
+  Backend* halide = builtin_backends().find("halide-cpu");
+  ASSERT_NE(halide, nullptr);
+  if (auto why = halide->unavailable_reason()) GTEST_SKIP() << *why;
+  const auto o = compare::compare_float_backend(*ref, *halide, c);
+  EXPECT_NE(o.verdict, compare::Verdict::Disagree) << o.detail;
+}
+
 }  // namespace
 }  // namespace oplab

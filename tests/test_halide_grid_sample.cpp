@@ -375,5 +375,28 @@ TEST(HalideGridSample, NonFinitePixelsThroughMergedBicubicTaps) {
   }
 }
 
+// A far bicubic weight at |d| just under 2 is all cancellation: its double is rounding noise,
+// and its sign decides the sign of an Inf pixel it reads. A fuzz case: 5 x 6 image, Inf at
+// row 4, column 1; border; the grid at x = -1 (c = -0.5: column 1 is tap 3, weight
+// cubic(1.5) = -0.09375) and y = 1e-9 as float32 (c = 2 + 2.5e-9: row 4 is tap 3 at
+// d = -(2 - 2.5e-9)). The reference reads +Inf there, as torch's CPU grid_sample does in
+// float64 (in float32 it reads NaN); the kernels formed c with a fused multiply-add, an ulp
+// from the reference's c, and read -Inf. Each Halide backend must take the reference's sign.
+TEST(HalideGridSample, BicubicFarWeightTakesTheReferenceSignAtAnInfPixel) {
+  Case c;
+  c.op = "grid_sample";
+  c.params = {{"mode", "bicubic"}, {"padding_mode", "border"}, {"align_corners", false}};
+  Tensor x(Shape{1, 1, 5, 6}, 0.0);
+  x.data[4 * 6 + 1] = INFINITY;
+  c.inputs["input"] = x;
+  Tensor g(Shape{1, 1, 1, 2});
+  g.data = {-1.0, double(1e-9f)};
+  c.inputs["grid"] = g;
+  const double want = evaluate(ref(), c).outputs.at("output").data[0];
+  ASSERT_EQ(want, INFINITY);
+  for (Backend* b : runnable_halide_backends("grid_sample"))
+    EXPECT_EQ(evaluate(*b, c).outputs.at("output").data[0], want) << b->name();
+}
+
 }  // namespace
 }  // namespace oplab

@@ -70,10 +70,8 @@
 
 #include "Halide.h"
 #include "deform_conv2d_sampling.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 using namespace oplab_halide;
 
 namespace {
@@ -185,7 +183,7 @@ struct ChannelColumn {
     std::vector<Var> a = in_t.args();
     Var yn{"yn"};
     in_t.compute_root().reorder(a[1], a[0], a[2], a[3]).fuse(a[2], a[3], yn).parallel(yn).vectorize(a[1], vec, TailStrategy::GuardWithIf);
-    colc.compute_at(at_row).store_in(kTaskScratch).vectorize(colc.args()[0], vec);
+    colc.compute_at(at_row).vectorize(colc.args()[0], vec);
   }
 };
 
@@ -249,7 +247,7 @@ struct ChannelGcol {
         .fuse(a[4], a[5], row)
         .parallel(row)
         .vectorize(ci, vec);
-    sum.compute_at(out, oxo).store_in(kTaskScratch).vectorize(c, vec).unroll(ox);
+    sum.compute_at(out, oxo).vectorize(c, vec).unroll(ox);
     Stage su = sum.update();
     su.split(c, cv_, ci, vec).reorder(ci, cv_, ox, ro.x).vectorize(ci).unroll(cv_).unroll(ox);
     su.specialize(G == 1);
@@ -395,14 +393,13 @@ class DeformConv2dForward : public Generator<DeformConv2dForward> {
       output.reorder(ox, oo, g, oy, n).fuse(oy, n, row).parallel(row).vectorize(ox, vec, TailStrategy::GuardWithIf);
       cc.schedule(LoopLevel(output, row), vec);
       wp.compute_root().vectorize(oo, vec);
-      geo.compute_at(output, row).store_in(kTaskScratch).vectorize(ox, vec);
+      geo.compute_at(output, row).vectorize(ox, vec);
       out_t.compute_at(output, row)
-          .store_in(kTaskScratch)
           .split(ox, oxo, oxi, kOx, TailStrategy::RoundUp)
           .split(oo, ooo, ooi, kOoVecs * vec, TailStrategy::RoundUp)
           .reorder(ooi, oxi, oxo, ooo, oy, g, n)
           .vectorize(ooi, vec);
-      blk.compute_at(out_t, oxo).store_in(kTaskScratch).vectorize(oo, vec).unroll(oo).unroll(ox);
+      blk.compute_at(out_t, oxo).vectorize(oo, vec).unroll(oo).unroll(ox);
       blk.update()
           .split(oo, oov, ooi, vec)
           .reorder(ooi, oov, ox, rk.x, rk.y, rk.z)
@@ -578,7 +575,7 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
           .fuse(cb, n, cbn)
           .parallel(cbn)
           .vectorize(x, vec, TailStrategy::GuardWithIf);
-      gin_t.compute_at(grad_input, cbn).store_in(kTaskScratch).align_bounds(c, kC).vectorize(c, vec);
+      gin_t.compute_at(grad_input, cbn).align_bounds(c, kC).vectorize(c, vec);
       Stage gu = gin_t.update();
       gu.split(c, cb, ci, kC, TailStrategy::RoundUp)
           .reorder(ci, rb, ra, rox, rj, ri, roy, cb, n)
@@ -586,7 +583,7 @@ class DeformConv2dGradInput : public Generator<DeformConv2dGradInput> {
           .unroll(rb)
           .unroll(ra);
       gu.specialize(D_ == 1);
-      geo.compute_at(gin_t, roy).store_in(kTaskScratch).vectorize(ox, vec, TailStrategy::GuardWithIf);
+      geo.compute_at(gin_t, roy).vectorize(ox, vec, TailStrategy::GuardWithIf);
     }
   }
 };
@@ -716,13 +713,13 @@ class DeformConv2dGradOffsetMask : public Generator<DeformConv2dGradOffsetMask> 
       const int vec = natural_vector_size<float>();
       Var row{"row"}, dn{"dn"}, yn{"yn"};
       sums.compute_root().bound(k, 0, 3).reorder(k, ox, j, i, d, oy, n).fuse(oy, n, row).parallel(row).unroll(k);
-      lanes.compute_at(sums, ox).store_in(kTaskScratch).vectorize(l);
+      lanes.compute_at(sums, ox).vectorize(l);
       lanes.update().reorder(l, rco).vectorize(l);
       for (auto& [f, width] : folds) {
-        f.compute_at(sums, ox).store_in(kTaskScratch);
+        f.compute_at(sums, ox);
         if (width > 1) f.vectorize(l);
       }
-      geo.compute_at(sums, row).store_in(kTaskScratch).vectorize(ox, vec, TailStrategy::GuardWithIf);
+      geo.compute_at(sums, row).vectorize(ox, vec, TailStrategy::GuardWithIf);
       // The image transposed as the forward's ChannelColumn does it: vectors along x.
       in_t.compute_root().reorder(x, c, y, n).fuse(y, n, yn).parallel(yn).vectorize(x, vec, TailStrategy::GuardWithIf);
       grad_offset.reorder(ox, comp, j, i, oy, d, n).fuse(d, n, dn).parallel(dn).vectorize(ox, vec, TailStrategy::GuardWithIf);
@@ -839,11 +836,11 @@ class DeformConv2dGradWeight : public Generator<DeformConv2dGradWeight> {
           .vectorize(cgi, vec)
           .unroll(ooi)
           .parallel(t);
-      prow.compute_at(partial, cgo).store_in(kTaskScratch).vectorize(cg, vec).unroll(oo);
+      prow.compute_at(partial, cgo).vectorize(cg, vec).unroll(oo);
       Stage pu = prow.update();
       pu.split(cg, cgv, cgi, vec).reorder(cgi, cgv, oo, rpx.x).vectorize(cgi).unroll(cgv).unroll(oo);
       pu.specialize(D_ == 1);
-      geo.compute_at(partial, rr).store_in(kTaskScratch).vectorize(ox, vec);
+      geo.compute_at(partial, rr).vectorize(ox, vec);
       cc.schedule(LoopLevel(partial, rr), vec);
       partial_bias.compute_root().parallel(t);
       partial_bias.update().reorder(r.x, r.y, oo, g, t).parallel(t);

@@ -13,10 +13,8 @@
 #include "Halide.h"
 #include "deform_roi_geometry.h"
 #include "roi_sampling.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 using namespace oplab_halide;
 
 namespace {
@@ -198,7 +196,7 @@ class DeformRoiPoolBackward : public Generator<DeformRoiPoolBackward> {
       dsum.compute_root().reorder(pw, ph, k, cb).parallel(cb);
       dsum.update().reorder(rl, pw, ph, k, cb).parallel(cb);
       schedule_blocked_copy(blk, LoopLevel(dsum, cb), W);
-      dpart.compute_at(dsum, k).store_in(kTaskScratch).vectorize(cl);
+      dpart.compute_at(dsum, k).vectorize(cl);
       dpart.update().reorder(cl, rd.x, rd.y, pw, ph).vectorize(cl);
       Func go = *grad_offset;
       go.bound(j, 0, 2).reorder(j, pw, ph, k).unroll(j).parallel(k);

@@ -23,10 +23,8 @@
 #include "deform_roi_geometry.h"
 #include "half_bits.h"
 #include "roi_sampling.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 using namespace oplab_halide;
 
 namespace {
@@ -139,7 +137,7 @@ class DeformRoiPoolNhwcForward : public Generator<DeformRoiPoolNhwcForward> {
     res.split(rc, co, ci, kLanes, TailStrategy::GuardWithIf).reorder(ci, co, rpw, rph, rk).vectorize(ci).parallel(rk);
     // (RoundUp: a narrow map's accumulator is a full vector too; its extra lanes read the
     // clamped last channel and are never stored.)
-    acc.compute_at(res, co).store_in(kTaskScratch).vectorize(c, kLanes, TailStrategy::RoundUp);
+    acc.compute_at(res, co).vectorize(c, kLanes, TailStrategy::RoundUp);
     acc.update().reorder(c, r.x, r.y).vectorize(c, kLanes, TailStrategy::RoundUp);
     out.vectorize(c, kLanes, TailStrategy::GuardWithIf).parallel(k);
   }

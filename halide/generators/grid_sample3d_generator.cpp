@@ -336,15 +336,16 @@ class GridSample3dGradGrid : public Generator<GridSample3dGradGrid> {
       sums.compute_at(grad_grid, xi);
     } else {
       const int vec = natural_vector_size<float>();
-      // A task per slice, its rows in turn. (A task per row, through a loop fusing rows, slices
-      // and volumes, had Halide size each row's storage for every row up to it: 16 KiB by the
-      // last of 64, a heap allocation per task.)
-      Var zn{"zn"};
-      grad_grid.reorder(k, x, y, z, n).fuse(z, n, zn).parallel(zn);
-      sums.compute_at(grad_grid, y).store_in(kTaskScratch).vectorize(x, vec, TailStrategy::GuardWithIf);
+      // (Through the fused loop Halide sizes a row's sums for every row up to it, 16 KiB by the
+      // last of 64 at the bench shape: a heap allocation per task. A task per slice instead, its
+      // rows in turn, allocated nothing per row but ran slower: reduced bench backward 8.7-9.1
+      // ms against 9.3-13.1, docs/bench/2026-11-29c-cpu.md.)
+      Var yz{"yz"}, yzn{"yzn"};
+      grad_grid.reorder(k, x, y, z, n).fuse(y, z, yz).fuse(yz, n, yzn).parallel(yzn);
+      sums.compute_at(grad_grid, yzn).store_in(kTaskScratch).vectorize(x, vec, TailStrategy::GuardWithIf);
       sums.update().reorder(x, r[0], r[1], r[2], r[3]).vectorize(x, vec, TailStrategy::GuardWithIf);
       for (Func* t : {&tx, &ty, &tz}) {
-        row_taps_unrolled_at(*t, LoopLevel(grad_grid, y), vec, 2);
+        row_taps_unrolled_at(*t, LoopLevel(grad_grid, yzn), vec, 2);
         specialize_taps3(*t, mode, padding);
       }
     }

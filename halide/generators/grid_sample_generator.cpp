@@ -39,10 +39,11 @@ void define_taps(Func& tx, Func& ty, const Func& grid, Expr W, Expr H, Expr mode
 //    sums for its channels and the row written transposed, a plane's run at a time (16
 //    positions to 16 planes at a time measured slower). The taps, in doubles, are formed once
 //    per row for all blocks: copying and sampling one block at a time formed them once per
-//    row and block (bench shape, one thread: 18.0 ms against 9.4; the copy's reads then come
-//    from L3 rather than L2, which costs less than the taps did; docs/bench/2026-11-29c-cpu.md). Each tap pair's mask is stored
-//    as bits and ANDed with the product (exactly select(on, w * v, 0)): a select on a scalar
-//    condition became a branch around each load. strict_float keeps the sum in tap order (no
+//    row and block (bench shape, one thread: 17.9-18.2 ms against 9.3-9.6; the pixels then
+//    come from L3 rather than L2, which costs less than the taps did;
+//    docs/bench/2026-11-29c-cpu.md). Each tap pair's mask is stored as bits and ANDed with
+//    the product (exactly select(on, w * v, 0)): a select on a scalar condition became a
+//    branch around each load. strict_float keeps the sum in tap order (no
 //    reassociation, no fused multiply-add).
 //    Bench shape [8, 64, 128, 128], grid 128 x 128 at random positions: about 2.2x faster than
 //    vectorising over positions, which gathers each tap a float at a time from 64 planes
@@ -246,7 +247,8 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // padding as the forward's: each combination forms only its own coordinates). Formed per
     // row inside each block's task instead, they were formed once per block: 8 times at 64
     // channels, whose doubles cost more than the scatter (bench shape, one thread: 20.1 ms
-    // against 12.4; reduced shape, two blocks: 1.2 against 0.95; docs/bench/2026-11-29c-cpu.md).
+    // against 12.4-13.2; reduced shape, two blocks: 1.19-1.26 against 0.94-0.96;
+    // docs/bench/2026-11-29c-cpu.md).
     // Per image, the tables (0.8 MiB per axis for bilinear at 128 x 128 positions) come from
     // the calling thread's heap, which glibc keeps between calls; tables for the whole batch
     // (4 MiB each) were returned to the system and their page faults cost more than the
@@ -274,7 +276,7 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
 //    the pair reads outside the image, added into two vectors of lane sums (x and y); last,
 //    each vector's 16 lanes are summed. Lanes past the last channel read 0 in both factors.
 //    What it replaced gathered each tap a float at a time, positions in the lanes: at the
-//    bench shape ([8, 64, 128, 128], one thread) 26.5 ms against 11.9
+//    bench shape ([8, 64, 128, 128], one thread) 26.0-26.8 ms against 11.8-11.9
 //    (docs/bench/2026-11-29c-cpu.md). The sums run in another order (lanes, then blocks and
 //    taps, then across the lanes): float32 rounding apart, the same values.
 //  * CPU with channels_last = false (the glue's choice, as for the forward,

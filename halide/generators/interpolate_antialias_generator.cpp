@@ -28,10 +28,8 @@
 #include "Halide.h"
 
 #include "kernel_widths.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 
 namespace {
 
@@ -96,7 +94,7 @@ class InterpolateAntialias : public Generator<InterpolateAntialias> {
         .reorder(xl, rx, xb, y, p).fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf)
         .parallel(task).vectorize(xl);
     // H pass: taps outer, x inner: dense vectors of one row's pixels times a scalar weight.
-    cols.compute_at(output, row).store_in(kTaskScratch).vectorize(x, vec, TailStrategy::GuardWithIf);
+    cols.compute_at(output, row).vectorize(x, vec, TailStrategy::GuardWithIf);
     cols.update().reorder(x, ry).vectorize(x, vec, TailStrategy::GuardWithIf);
   }
 };

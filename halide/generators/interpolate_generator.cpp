@@ -107,10 +107,8 @@
 
 #include "Halide.h"
 #include "interpolate_axis.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 using oplab_halide::InterpAxisTaps;
 using oplab_halide::InterpKind;
 using oplab_halide::InterpPass;
@@ -226,19 +224,19 @@ struct InterpSchedule {
         const int b = passes[i + 1].axis;
         const Expr fold = size_t(b) < paths.size() ? paths[size_t(b)].fold : Expr();
         if (b > ps.axis && i + 2 == passes.size() && fold.defined())
-          ps.g.store_at(out, b == 1 ? v.z : v.p).compute_at(out, v.axis(b)).fold_storage(v.axis(b), fold).store_in(kTaskScratch);
+          ps.g.store_at(out, b == 1 ? v.z : v.p).compute_at(out, v.axis(b)).fold_storage(v.axis(b), fold);
         else if (b > ps.axis && i + 2 == passes.size())
-          ps.g.store_at(out, v.p).compute_at(out, v.axis(b)).store_in(kTaskScratch);
+          ps.g.store_at(out, v.p).compute_at(out, v.axis(b));
         else if (b > ps.axis && i + 3 == passes.size() && passes[i + 2].axis > b)
-          ps.g.compute_at(passes[i + 1].g, v.axis(passes[i + 2].axis)).store_in(kTaskScratch);  // one slice per slice of its consumer
+          ps.g.compute_at(passes[i + 1].g, v.axis(passes[i + 2].axis));  // one slice per slice of its consumer
         else
-          ps.g.compute_at(out, rows ? v.y : v.p).store_in(kTaskScratch);
+          ps.g.compute_at(out, rows ? v.y : v.p);
         ps.g.split(v.x, xo, xi, vec, TailStrategy::GuardWithIf).vectorize(xi);
       }
       // Padded rows (closed forms along x): one row per row of the pass that reads them, the
       // dense middle of each class vectorised, its clamped ends scalar.
       if (ps.pad.defined()) {
-        ps.pad.compute_at(last ? out : ps.g, v.y).store_in(kTaskScratch);
+        ps.pad.compute_at(last ? out : ps.g, v.y);
         std::vector<bool> mid(size_t(ps.pad.num_update_definitions()), false);
         for (const auto& [u, r] : ps.pad_mids) {
           RVar ro("ro"), ri("ri");

@@ -161,9 +161,9 @@ class MsDeformAttnForward : public Generator<MsDeformAttnForward> {
       const int vec = natural_vector_size<float>();
       Var qn{"qn"};
       output.reorder(d, m, q, n).fuse(q, n, qn).parallel(qn).vectorize(d, vec, TailStrategy::GuardWithIf);
-      acc.compute_at(output, m).store_in(kTaskScratch).vectorize(d, vec, TailStrategy::GuardWithIf);
+      acc.compute_at(output, m).vectorize(d, vec, TailStrategy::GuardWithIf);
       acc.update().reorder(d, r.x, r.y).vectorize(d, vec, TailStrategy::GuardWithIf);
-      pt.compute_at(output, qn).store_in(kTaskScratch);
+      pt.compute_at(output, qn);
     }
   }
 };

@@ -64,7 +64,7 @@ void schedule_ps_forward_cpu(Halide::Func output, Halide::Func res, Halide::Func
   geometry.schedule_cpu();
   res.compute_root().fuse(pw, ph, t).fuse(t, cb, t).parallel(t).vectorize(cl);
   schedule_blocked_copy(blk, LoopLevel(res, t), W, false);
-  acc.compute_at(res, t).store_in(oplab_scratch::kTaskScratch).vectorize(acl);
+  acc.compute_at(res, t).vectorize(acl);
   acc.update().reorder(acl, r.x, r.y, ak).vectorize(acl);
   output.parallel(output.args()[3]);
 }
@@ -135,7 +135,7 @@ inline void schedule_ps_scatter_cpu(Halide::Func grad_input, Halide::Func gblk, 
   Stage update = gblk.update();
   update.reorder(order).vectorize(gcl);
   if (corners) update.unroll(r[0]);  // a sample's four corners
-  goutb.compute_at(gblk, r[rk]).store_in(oplab_scratch::kTaskScratch).vectorize(goutb.args()[0]);
+  goutb.compute_at(gblk, r[rk]).vectorize(goutb.args()[0]);
 }
 
 // The grad_input schedule of both ops. r is the scatter's domain, the roi r[rk] outermost; the

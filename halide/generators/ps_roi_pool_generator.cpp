@@ -8,10 +8,8 @@
 #include "Halide.h"
 #include "ps_roi_blocks.h"
 #include "roi_sampling.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 using namespace oplab_halide;
 
 namespace {
@@ -160,7 +158,7 @@ class PsRoiPoolForwardInPlace : public Generator<PsRoiPoolForwardInPlace> {
     }
     b.schedule_cpu();
     output.parallel(k);
-    acc.compute_at(output, pw).store_in(kTaskScratch);
+    acc.compute_at(output, pw);
   }
 };
 
@@ -231,7 +229,7 @@ class PsRoiPoolBackward : public Generator<PsRoiPoolBackward> {
     grad_input.reorder(x, y, n, pw, ph, c).fuse(pw, ph, t).fuse(t, c, t).parallel(t).vectorize(x, vec, TailStrategy::GuardWithIf);
     plane.compute_at(grad_input, t).vectorize(plane.args()[0], vec, TailStrategy::GuardWithIf);
     plane.update().reorder(r[0], r[1], r[2]);
-    target.compute_at(plane, r[2]).store_in(kTaskScratch);
+    target.compute_at(plane, r[2]);
   }
 };
 

@@ -14,10 +14,8 @@
 #include "Halide.h"
 #include "float_bits.h"
 #include "roi_sampling.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 using namespace oplab_halide;
 
 namespace {
@@ -196,7 +194,7 @@ class RoiAlignBackward : public Generator<RoiAlignBackward> {
     }
     if (max_mode) {
       schedule_blocked_copy(blk, LoopLevel(grad_input, cb), W);
-      winner.compute_at(gblk, r[rk]).store_in(kTaskScratch).vectorize(cl);
+      winner.compute_at(gblk, r[rk]).vectorize(cl);
       winner.update().reorder(cl, sg.x, sg.y).vectorize(cl);
     }
   }

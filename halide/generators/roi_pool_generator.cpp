@@ -11,10 +11,8 @@
 #include "Halide.h"
 #include "float_bits.h"
 #include "roi_sampling.h"
-#include "task_scratch.h"
 
 using namespace Halide;
-using oplab_scratch::kTaskScratch;
 using namespace oplab_halide;
 
 namespace {
@@ -223,8 +221,8 @@ class RoiPoolForward : public Generator<RoiPoolForward> {
       bins.schedule_cpu();
       m.schedule_bounds_cpu();
       schedule_blocked_copy(m.blk, LoopLevel(output, cb), input.dim(0).extent());
-      res.compute_at(output, s).store_in(kTaskScratch).reorder_storage(b, cl, cb, k).reorder(cl, b).vectorize(cl);
-      m.best.compute_at(res, b).store_in(kTaskScratch).vectorize(cl);
+      res.compute_at(output, s).reorder_storage(b, cl, cb, k).reorder(cl, b).vectorize(cl);
+      m.best.compute_at(res, b).vectorize(cl);
       m.best.update().reorder(cl, m.r.x, m.r.y).vectorize(cl);
     }
   }

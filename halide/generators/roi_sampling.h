@@ -69,7 +69,6 @@
 
 #include "Halide.h"
 #include "kernel_widths.h"
-#include "task_scratch.h"
 
 namespace oplab_halide {
 
@@ -537,7 +536,7 @@ void schedule_roi_forward(Halide::Func output, Halide::Func res, Halide::Func ac
     schedule_blocked_copy(blk, LoopLevel(output, cb), W);
     const std::vector<Var> ra = res.args();  // (cl, pw, ph, cb, s)
     res.compute_at(output, cb).reorder_storage(ra[1], ra[2], ra[0], ra[3], ra[4]).vectorize(ra[0]);
-    acc.compute_at(res, s).store_in(oplab_scratch::kTaskScratch).vectorize(cl);
+    acc.compute_at(res, s).vectorize(cl);
     acc.update().reorder(cl, r.x, r.y, pw, ph).vectorize(cl);
   }
 }
@@ -585,7 +584,7 @@ void schedule_roi_scatter(Halide::Func grad_input, Halide::Func gblk, Halide::Fu
   geometry.schedule_cpu();
   gblk.compute_at(grad_input, cb).vectorize(cl);
   gblk.update().reorder(cl, r[0]).vectorize(cl).unroll(r[0]);
-  goutb.compute_at(gblk, r[rk]).store_in(oplab_scratch::kTaskScratch).vectorize(cl);
+  goutb.compute_at(gblk, r[rk]).vectorize(cl);
 }
 
 }  // namespace oplab_halide
