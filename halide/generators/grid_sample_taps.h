@@ -93,7 +93,7 @@ inline RawTap raw_tap(Expr g, Expr S, int j, Expr mode, Expr padding, Expr ac) {
   // bicubic: taps floor(c) - 1 .. + 2 of the unpadded coordinate, each padded on its own. The
   // coordinate strict_float too, as the weights below: with a fused multiply-add it lay an ulp
   // from the reference's, and a far weight near |d| = 2 (all cancellation) took the other sign
-  // (a fuzz case: an Inf pixel read -Inf where the reference, and torch, read +Inf).
+  // (a fuzz case: an Inf pixel read -Inf where the reference, and torch in float64, read +Inf).
   Expr c_strict = strict_float(select(ac != 0, ((gd + f64(1)) / f64(2)) * (Sd - f64(1)), ((gd + f64(1)) * Sd - f64(1)) / f64(2)));
   Expr cc = select(padding == 0, clamp(c_strict, f64(-8), Sd + f64(8)), c_strict);
   Expr tap = floor(cc) + f64(j - 1), dist = cc - tap;
