@@ -298,7 +298,7 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
 
   void generate() {
     define_taps(tx, ty, grid, input.dim(0).extent(), input.dim(1).extent(), mode, padding, align_corners);
-    if (!channels_lanes()) return define_gather();
+    if (!cpu_channels_last()) return define_gather();
     using oplab_bits::u32;
     const int B = natural_vector_size<float>();
     Expr C = input.dim(2).extent();
@@ -355,7 +355,7 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
     grad_grid(k, x, y, n) = select(mode == 1, 0.0f, reinterpret<float>(reinterpret<uint32_t>(sum) | select(mode == 2, poison, u32(0))));
   }
 
-  bool channels_lanes() const { return channels_last && !get_target().has_gpu_feature(); }
+  bool cpu_channels_last() const { return channels_last && !get_target().has_gpu_feature(); }
 
   // A position per thread (GPU) or vector lane (CPU), the channels and taps in turn.
   void define_gather() {

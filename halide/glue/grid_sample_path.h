@@ -8,9 +8,10 @@
 
 namespace oplab::halide_glue {
 
-// Bytes per input pixel of one channels-last block: 16 channels (an AVX-512 vector, the widest
-// natural vector of the CPU targets; narrower ones copy less) of 4 bytes.
-constexpr int64_t kGridSampleBlockBytesPerPixel = 64;
+// Channels per channels-last block: an AVX-512 vector of floats, the widest natural vector of
+// the CPU targets (narrower ones copy less), and its bytes per input pixel.
+constexpr int64_t kGridSampleBlockChannels = 16;
+constexpr int64_t kGridSampleBlockBytesPerPixel = 4 * kGridSampleBlockChannels;
 // Halide allocates at most 2^31 - 1 bytes at once (targets without large_buffers).
 constexpr int64_t kHalideMaxAllocation = (int64_t(1) << 31) - 1;
 
@@ -19,7 +20,7 @@ constexpr int64_t kHalideMaxAllocation = (int64_t(1) << 31) - 1;
 // (`positions`: Ho * Wo, or Do * Ho * Wo, of one image) to repay copying it.
 bool grid_sample_channels_last(int64_t positions, int64_t pixels, int64_t blocks);
 
-// The blocks of 16 channels that C channels fill (the last one partly).
-constexpr int64_t grid_sample_blocks(int64_t C) { return (C + 15) / 16; }
+// The blocks that C channels fill (the last one partly).
+constexpr int64_t grid_sample_blocks(int64_t C) { return (C + kGridSampleBlockChannels - 1) / kGridSampleBlockChannels; }
 
 }  // namespace oplab::halide_glue
