@@ -41,7 +41,12 @@ void define_taps(Func& tx, Func& ty, const Func& grid, Expr W, Expr H, Expr mode
 //    per row for all blocks: copying and sampling one block at a time formed them once per
 //    row and block (bench shape, one thread: 17.9-18.2 ms against 9.3-9.6; the pixels then
 //    come from L3 rather than L2, which costs less than the taps did;
-//    docs/bench/2026-11-29c-cpu.md). Each tap pair's mask is stored as bits and ANDed with
+//    docs/bench/2026-11-29c-cpu.md). An axis' four slots are formed together per vector of
+//    positions (row_taps_unrolled_at), so the grid's strided load, the coordinate, its
+//    padding and floor are computed once per position, not once per slot: at 16 channels
+//    the slot loop's taps took 70% of the kernel (one thread, reduced bench shape: 1.14-1.61
+//    ms against 0.57-0.87; bench shape 10.3-10.5 against 8.0-8.1; every output bit equal;
+//    docs/bench/2026-11-29d-cpu.md). Each tap pair's mask is stored as bits and ANDed with
 //    the product (exactly select(on, w * v, 0)): a select on a scalar condition became a
 //    branch around each load. strict_float keeps the sum in tap order (no
 //    reassociation, no fused multiply-add).
@@ -139,7 +144,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
     acc.compute_at(output, oco).store_in(kTaskScratch).vectorize(ci);
     for (int m = 0; m < 3; ++m) acc.specialize(mode == m);
     for (Func* t : {&tx, &ty}) {
-      row_taps_at(*t, LoopLevel(output, y), B);
+      row_taps_unrolled_at(*t, LoopLevel(output, y), B, 4);
       for (int m = 0; m < 3; ++m)
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }
@@ -249,16 +254,23 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // channels, whose doubles cost more than the scatter (bench shape, one thread: 20.1 ms
     // against 12.4-13.2; reduced shape, two blocks: 1.19-1.26 against 0.94-0.96;
     // docs/bench/2026-11-29c-cpu.md).
-    // Per image, the tables (0.8 MiB per axis for bilinear at 128 x 128 positions) come from
-    // the calling thread's heap, which glibc keeps between calls; tables for the whole batch
-    // (4 MiB each) were returned to the system and their page faults cost more than the
-    // scatter at every call (a driver of the kernel alone, 1 thread, reduced shape: 14 ms).
+    // Per image, the tables (1.6 MiB per axis at 128 x 128 positions) come from the calling
+    // thread's heap, which glibc keeps between calls; tables for the whole batch (4 MiB each
+    // with bilinear's two slots) were returned to the system and their page faults cost more
+    // than the scatter at every call (a driver of the kernel alone, 1 thread, reduced shape:
+    // 14 ms). An axis' four slots are formed together per vector of positions, as the
+    // forward's (row_taps_unrolled_at): the slot loop formed each position's coordinate once
+    // per slot (reduced bench shape, one thread: 1.04-1.14 ms against 0.86-0.91).
     for (Func* t : {&tx, &ty}) {
       Var tk = t->args()[0], tp = t->args()[1], trow = t->args()[2], tn = t->args()[3];
+      Var tpo{"tpo"}, tpi{"tpi"};
       t->compute_at(grad_input, n)
           .reorder_storage(tp, tk, trow, tn)
-          .reorder(tp, tk, trow, tn)
-          .vectorize(tp, vec, TailStrategy::GuardWithIf)
+          .bound(tk, 0, 4)
+          .split(tp, tpo, tpi, vec, TailStrategy::GuardWithIf)
+          .reorder(tpi, tk, tpo, trow, tn)
+          .vectorize(tpi)
+          .unroll(tk)
           .parallel(trow);
       for (int m = 0; m < 3; ++m)
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
@@ -275,6 +287,8 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
 //    pair, one dense vector of 16 channels times the position's vector of gout, masked where
 //    the pair reads outside the image, added into two vectors of lane sums (x and y); last,
 //    each vector's 16 lanes are summed. Lanes past the last channel read 0 in both factors.
+//    The row's taps as the forward's: an axis' four slots together per vector of positions
+//    (reduced bench shape, one thread: 1.35-1.61 ms against 0.76-0.83 with the slot loop).
 //    What it replaced gathered each tap a float at a time, positions in the lanes: at the
 //    bench shape ([8, 64, 128, 128], one thread) 26.0-26.8 ms against 11.8-11.9
 //    (docs/bench/2026-11-29c-cpu.md). The sums run in another order (lanes, then blocks and
@@ -425,7 +439,7 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
       f->update().atomic().vectorize(rc);
     }
     for (Func* t : {&tx, &ty}) {
-      row_taps_at(*t, LoopLevel(grad_grid, y), B);
+      row_taps_unrolled_at(*t, LoopLevel(grad_grid, y), B, 4);
       for (int m = 0; m < 3; ++m)
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }

@@ -194,8 +194,10 @@ inline void row_taps_at(Func& t, const LoopLevel& at, int vec) {
 // strided load, the coordinate and its floor, which an axis' taps share, are computed once per
 // position rather than once per tap. The 5-D kernels (2 slots): the forward's row took 1.5x
 // longer with the loop (bench 5-D shape, 16.2 -> 11.1 ms; reduced, 4 channels, 8.6 -> 5.2).
-// The 4-D kernels keep the loop: 4 slots unrolled in each of 9 specialisations of bicubic's
-// merged taps took the generator past its 900 s limit (grad_grid).
+// The 4-D channels-last kernels (4 slots, bicubic's merged taps, 9 specialisations): the
+// forward and grad_grid 1.8-2.2x faster at 16 channels (docs/bench/2026-11-29d-cpu.md); their
+// generators take about 2 minutes (forward) and 1 (grad_grid) instead of seconds. The plain
+// (sparse-grid) kernels keep the loop.
 inline void row_taps_unrolled_at(Func& t, const LoopLevel& at, int vec, int taps) {
   std::vector<Var> a = t.args();
   std::vector<Var> storage = a;
