@@ -227,7 +227,7 @@ class DcnCall {
   // the call's life, so a timed backward reuses pages already touched. The Gcol kernel writes
   // whole tiles: channels rounded up to 64, ox to 8 (gcol_w_). The readers see the same memory
   // with 64 more channels per row (gcol_r_): grad_offset/grad_mask's vectors of an offset
-  // group's channels may run past the last channel; those lanes read the next row's values
+  // group's channels may run past the last channel; those lanes read the next point's values
   // (or the slack at the end) and are discarded. On a GPU, a one-element placeholder.
   void make_gcol_scratch() {
     if (on_gpu(device_) || !work_) {
@@ -235,13 +235,18 @@ class DcnCall {
       gcol_r_ = host_buffer(gcol_.data(), {1, 1, 1, 1, 1, 1});
       return;
     }
+    // In memory ox is inside the taps (c, ox, j, i, oy): grad_input and grad_offset/grad_mask
+    // walk a row's points ox innermost, so their reads of Gcol run through memory in order.
+    // Stored taps-inner (the dimensions' own order) they jumped C * kh * kw floats per point:
+    // the C128 64x64 backward took 3-5% longer (two threads; C64 56x56 the same).
     const int64_t Cw = (p_.C + 63) / 64 * 64, Wp = (p_.Wo + 7) / 8 * 8;
-    const std::vector<int64_t> ext = {Cw, p_.kw, p_.kh, Wp, p_.Ho, 1};
-    std::vector<halide_dimension_t> dims;
+    enum { kC, kJ, kI, kOx, kOy, kN };
+    const int64_t ext[] = {Cw, p_.kw, p_.kh, Wp, p_.Ho, 1};
+    std::vector<halide_dimension_t> dims(6);
     int64_t stride = 1;
-    for (int64_t e : ext) {
-      dims.push_back({0, to_int32(e, "a Gcol extent"), to_int32(stride, "a Gcol stride"), 0});
-      stride *= e;
+    for (int d : {kC, kOx, kJ, kI, kOy, kN}) {
+      dims[size_t(d)] = {0, to_int32(ext[d], "a Gcol extent"), to_int32(stride, "a Gcol stride"), 0};
+      stride *= ext[d];
     }
     gcol_.assign(size_t(stride + 64), 0.0f);
     gcol_w_ = Buf(gcol_.data(), int(dims.size()), dims.data());
