@@ -23,6 +23,20 @@ namespace {
   Input<int> padding{"padding", 0, 0, 2};          \
   Input<int> align_corners{"align_corners", 0, 0, 1};
 
+// CPU: the schedule of a channels-last copy f(ci, x, ...) of B planes: along x a vector at a
+// time from each of the B planes (dense loads), each lane stored alone into its pixel's B
+// channels. Vectorised along ci instead, each vector was a gather of one float from each of B
+// planes: the forward took 1.1x longer at 64 channels and 1.15x at 16 (one thread, bench and
+// reduced bench shapes; docs/bench/2026-11-29d-cpu.md).
+Func& planes_to_channels_last(Func& f, int B) {
+  std::vector<Var> a = f.args();
+  Var xo{"xo"}, xi{"xi"};
+  std::vector<VarOrRVar> order = {xi, a[0], xo};
+  for (size_t i = 2; i < a.size(); ++i) order.push_back(a[i]);
+  f.split(a[1], xo, xi, B, TailStrategy::GuardWithIf).reorder(order).vectorize(xi).unroll(a[0]);
+  return f;
+}
+
 // The two axes' taps of every grid position: tx(k, x, y, n) along W, ty(k, x, y, n) along H.
 void define_taps(Func& tx, Func& ty, const Func& grid, Expr W, Expr H, Expr mode, Expr padding, Expr ac) {
   Var k{"k"}, x{"x"}, y{"y"}, n{"n"};
@@ -140,7 +154,7 @@ class GridSampleForward : public Generator<GridSampleForward> {
         .reorder(xi, xo, oci, oco, y, n)
         .vectorize(xi)
         .parallel(y);
-    in_cl.compute_at(output, n).vectorize(ci).parallel(h);
+    planes_to_channels_last(in_cl, B).compute_at(output, n).parallel(h);
     acc.compute_at(output, oco).store_in(kTaskScratch).vectorize(ci);
     for (int m = 0; m < 3; ++m) acc.specialize(mode == m);
     for (Func* t : {&tx, &ty}) {
@@ -178,10 +192,18 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
 
   Var w{"w"}, h{"h"}, c{"c"}, n{"n"}, q{"q"}, x{"x"}, y{"y"}, k{"k"}, ci{"ci"}, co{"co"};
   Func tx{"tx"}, ty{"ty"}, target{"target"}, go_cl{"go_cl"}, gi_cl{"gi_cl"};
+  Func sx{"sx"}, sy{"sy"};  // the three fields of a tap the scatter reads
   RDom r;
 
   void generate() {
     define_taps(tx, ty, grid, input.dim(0).extent(), input.dim(1).extent(), mode, padding, align_corners);
+    // The CPU's per-image tables hold only what the scatter reads: with all four slots formed
+    // together (see schedule()) they stay the size the six fields of two slots had.
+    for (auto [s, t] : {std::pair<Func*, Func*>{&sx, &tx}, {&sy, &ty}}) {
+      Var k{"k"};
+      FuncRef f = (*t)(k, x, y, n);
+      (*s)(k, x, y, n) = Tuple(f[kIndex], f[kValid], f[kW]);
+    }
     // target(q, x, y, n): tap q = kx + T ky of position (x, y): its pixel and weight (0 for a
     // tap outside the image or past the mode's taps). On the GPU, T = 4 (a constant, so the
     // taps unroll) and target is realised where it is scattered, so that the atomic add's
@@ -190,8 +212,8 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // the mode's taps per axis and target is inlined.
     const bool gpu = get_target().has_gpu_feature();
     Expr T = gpu ? Expr(4) : taps_of(mode);
-    FuncRef a = tx(q % T, x, y, n), b = ty(q / T, x, y, n);
-    target(q, x, y, n) = Tuple(a[kIndex], b[kIndex], Expr(b[kW]) * Expr(a[kW]), Expr(a[kValid]) * Expr(b[kValid]));
+    FuncRef a = sx(q % T, x, y, n), b = sy(q / T, x, y, n);
+    target(q, x, y, n) = Tuple(a[0], b[0], Expr(b[2]) * Expr(a[2]), Expr(a[1]) * Expr(b[1]));
     // r = (q, x, y): taps innermost, positions row by row.
     r = RDom({{0, T * T}, {0, grid.dim(1).extent()}, {0, grid.dim(2).extent()}}, "r");
     FuncRef t = target(r[0], r[1], r[2], n);
@@ -254,14 +276,17 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // channels, whose doubles cost more than the scatter (bench shape, one thread: 20.1 ms
     // against 12.4-13.2; reduced shape, two blocks: 1.19-1.26 against 0.94-0.96;
     // docs/bench/2026-11-29c-cpu.md).
-    // Per image, the tables (1.6 MiB per axis at 128 x 128 positions) come from the calling
-    // thread's heap, which glibc keeps between calls; tables for the whole batch (4 MiB each
-    // with bilinear's two slots) were returned to the system and their page faults cost more
-    // than the scatter at every call (a driver of the kernel alone, 1 thread, reduced shape:
-    // 14 ms). An axis' four slots are formed together per vector of positions, as the
-    // forward's (row_taps_unrolled_at): the slot loop formed each position's coordinate once
-    // per slot (reduced bench shape, one thread: 1.04-1.14 ms against 0.86-0.91).
-    for (Func* t : {&tx, &ty}) {
+    // Per image, the tables (0.8 MiB per axis at 128 x 128 positions: four slots of the three
+    // fields sx and sy keep) come from the calling thread's heap, which glibc keeps between
+    // calls; tables for the whole batch (4 MiB each) were returned to the system and their
+    // page faults cost more than the scatter at every call (a driver of the kernel alone, 1
+    // thread, reduced shape: 14 ms). An axis' four slots are formed together per vector of
+    // positions, as the forward's (row_taps_unrolled_at): the slot loop formed each position's
+    // coordinate once per slot (reduced bench shape, one thread: 1.04-1.14 ms against
+    // 0.86-0.91). With all six fields the tables were twice the size, and without the
+    // benchmark's heap settings glibc handed them back to the system after each image:
+    // 2.2 ms against 1.4-1.5 before the change.
+    for (Func* t : {&sx, &sy}) {
       Var tk = t->args()[0], tp = t->args()[1], trow = t->args()[2], tn = t->args()[3];
       Var tpo{"tpo"}, tpi{"tpi"};
       t->compute_at(grad_input, n)
@@ -430,8 +455,8 @@ class GridSampleGradGrid : public Generator<GridSampleGradGrid> {
     const int B = natural_vector_size<float>();
     grad_grid.reorder(k, x, y, n).parallel(y);
     for (int m = 0; m < 3; ++m) grad_grid.specialize(mode == m);
-    in_cl.compute_at(grad_grid, n).vectorize(ci).parallel(h);
-    go_cl.compute_at(grad_grid, y).store_in(kTaskScratch).vectorize(ci);
+    planes_to_channels_last(in_cl, B).compute_at(grad_grid, n).parallel(h);
+    planes_to_channels_last(go_cl, B).compute_at(grad_grid, y).store_in(kTaskScratch);
     lanes.compute_at(grad_grid, x).vectorize(ci);
     lanes.update().reorder(ci, rb).vectorize(ci);
     for (Func* f : {&sx, &sy, &ox, &oy}) {
