@@ -254,13 +254,15 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
       return;
     }
     const int vec = natural_vector_size<float>(), B = oplab_widths::kGridScatterLanes;
-    Var wo{"wo"}, wi{"wi"};
     // Images in turn, a task per block: its block accumulated channels-last, then written
-    // back a plane's run of pixels at a time.
+    // back a pixel's channels at a time (one dense load, each lane stored into its plane; a
+    // plane's run of pixels at a time, a strided gather from the block per vector, took
+    // 1.03-1.04x longer: one thread, bench and reduced bench shapes). Blocks of 16 channels
+    // instead of kGridScatterLanes = 8 took 1.6-1.9x longer, of 4 1.03-1.3x
+    // (docs/bench/2026-11-29d-cpu.md).
     grad_input.split(c, co, ci, B, TailStrategy::GuardWithIf)
-        .split(w, wo, wi, vec, TailStrategy::GuardWithIf)
-        .reorder(wi, wo, h, ci, co, n)
-        .vectorize(wi)
+        .reorder(ci, w, h, co, n)
+        .vectorize(ci)
         .parallel(co);
     gi_cl.compute_at(grad_input, co).vectorize(ci);
     gi_cl.update().reorder(ci, rq, rx, ry).vectorize(ci);
@@ -269,7 +271,7 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     gi_cl.update().specialize(mode == 0).unroll(rq);
     gi_cl.update().specialize(mode == 1);
     gi_cl.update().specialize(mode == 2);
-    go_cl.compute_at(gi_cl, ry).store_in(kTaskScratch).vectorize(ci);
+    planes_to_channels_last(go_cl, B).compute_at(gi_cl, ry).store_in(kTaskScratch);
     // The taps of an image, formed before its blocks and read by each (specialised on mode and
     // padding as the forward's: each combination forms only its own coordinates). Formed per
     // row inside each block's task instead, they were formed once per block: 8 times at 64
@@ -283,9 +285,9 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // thread, reduced shape: 14 ms). An axis' four slots are formed together per vector of
     // positions, as the forward's (row_taps_unrolled_at): the slot loop formed each position's
     // coordinate once per slot (reduced bench shape, one thread: 1.04-1.14 ms against
-    // 0.86-0.91). With all six fields the tables were twice the size, and without the
-    // benchmark's heap settings glibc handed them back to the system after each image:
-    // 2.2 ms against 1.4-1.5 before the change.
+    // 0.86-0.91). Under glibc's default heap settings rather than the benchmark's, this
+    // kernel read 1.85 ms at the reduced shape against the slot loop's 1.36 (at the bench
+    // shape 10.8 against 12.2; docs/bench/2026-11-29d-cpu.md).
     for (Func* t : {&sx, &sy}) {
       Var tk = t->args()[0], tp = t->args()[1], trow = t->args()[2], tn = t->args()[3];
       Var tpo{"tpo"}, tpi{"tpi"};
