@@ -289,16 +289,7 @@ class GridSampleGradInput : public Generator<GridSampleGradInput> {
     // kernel read 1.85 ms at the reduced shape against the slot loop's 1.36 (at the bench
     // shape 10.8 against 12.2; docs/bench/2026-11-29d-cpu.md).
     for (Func* t : {&sx, &sy}) {
-      Var tk = t->args()[0], tp = t->args()[1], trow = t->args()[2], tn = t->args()[3];
-      Var tpo{"tpo"}, tpi{"tpi"};
-      t->compute_at(grad_input, n)
-          .reorder_storage(tp, tk, trow, tn)
-          .bound(tk, 0, 4)
-          .split(tp, tpo, tpi, vec, TailStrategy::GuardWithIf)
-          .reorder(tpi, tk, tpo, trow, tn)
-          .vectorize(tpi)
-          .unroll(tk)
-          .parallel(trow);
+      row_taps_unrolled_at(*t, LoopLevel(grad_input, n), vec, 4, MemoryType::Auto).parallel(t->args()[2]);
       for (int m = 0; m < 3; ++m)
         for (int p = 0; p < 3; ++p) t->specialize(mode == m && padding == p);
     }

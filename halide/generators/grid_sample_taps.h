@@ -198,7 +198,10 @@ inline void row_taps_at(Func& t, const LoopLevel& at, int vec) {
 // forward and grad_grid 1.8-2.2x faster at 16 channels (docs/bench/2026-11-29d-cpu.md); their
 // generators take about 2 minutes (forward) and 1 (grad_grid) instead of seconds. The plain
 // (sparse-grid) kernels keep the loop.
-inline void row_taps_unrolled_at(Func& t, const LoopLevel& at, int vec, int taps) {
+// `store`: where the tables live; the task's scratch unless they outlive a task (grad_input's
+// tables of a whole image, read by every block's task).
+inline Func& row_taps_unrolled_at(Func& t, const LoopLevel& at, int vec, int taps,
+                                  MemoryType store = oplab_scratch::kTaskScratch) {
   std::vector<Var> a = t.args();
   std::vector<Var> storage = a;
   std::swap(storage[0], storage[1]);
@@ -206,13 +209,14 @@ inline void row_taps_unrolled_at(Func& t, const LoopLevel& at, int vec, int taps
   std::vector<VarOrRVar> order = {xi, a[0], xo};
   for (size_t i = 2; i < a.size(); ++i) order.push_back(a[i]);
   t.compute_at(at)
-      .store_in(oplab_scratch::kTaskScratch)
+      .store_in(store)
       .reorder_storage(storage)
       .bound(a[0], 0, taps)
       .split(a[1], xo, xi, vec, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(xi)
       .unroll(a[0]);
+  return t;
 }
 
 }  // namespace oplab_grid
