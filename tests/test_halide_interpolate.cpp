@@ -27,6 +27,7 @@
 #include "interp_linear2_fwd_cpu.h"
 #include "interp_nearest1_fwd_cpu.h"
 #include "interp_nearest2_fwd_cpu.h"
+#include "interp_nearest2x2_bwd_cpu.h"
 
 namespace oplab {
 namespace {
@@ -545,6 +546,13 @@ TEST(HalideInterpolateKernel, RejectsAClosedFormPathThatDoesNotFit) {
       {"area y 2:1 path told bins of 3", interp_area2_fwd_cpu, 8, 8, 32, 16, kXTables, kXPool2, 1, 2, 1, 3},
       // backward: grad_output (32 wide) -> grad_input (16 wide), a reach of 5, the x2 path's
       {"bilinear backward x2 path, scale 0.4", interp_linear2_bwd_cpu, 32, 16, 8, 8, kXUpsample2, kXTables, off, 1, 5, 2},
+      // the one-pass nearest backward (2x on both axes; grad_output -> grad_input): a path
+      // other than 2x on either axis, sizes it does not fit, taps that differ on either axis
+      {"nearest one-pass backward, x on the tables", interp_nearest2x2_bwd_cpu, 32, 16, 32, 16, kXTables, kXUpsample2, 0.5, 0.5, 2, 2},
+      {"nearest one-pass backward, y on the tables", interp_nearest2x2_bwd_cpu, 32, 16, 32, 16, kXUpsample2, kXTables, 0.5, 0.5, 2, 2},
+      {"nearest one-pass backward on 24 -> 16", interp_nearest2x2_bwd_cpu, 24, 16, 32, 16, kXUpsample2, kXUpsample2, double(float(up)), 0.5, 2, 2},
+      {"nearest one-pass backward, x scale 0.4", interp_nearest2x2_bwd_cpu, 32, 16, 32, 16, kXUpsample2, kXUpsample2, double(float(off)), 0.5, 2, 2},
+      {"nearest one-pass backward, y scale 0.4", interp_nearest2x2_bwd_cpu, 32, 16, 32, 16, kXUpsample2, kXUpsample2, 0.5, double(float(off)), 2, 2},
   };
   for (const KernelCall& k : wrong) {
     std::string error;
@@ -562,6 +570,7 @@ TEST(HalideInterpolateKernel, RejectsAClosedFormPathThatDoesNotFit) {
       {"bicubic fixed-weight x2 path on 16 -> 32", interp_cubic2_fwd_cpu, 16, 32, 16, 32, kXUpsample2Half, kXUpsample2, 0.5, 0.5, 1, 1},
       {"area 2:1 path on 32 -> 16", interp_area2_fwd_cpu, 32, 16, 8, 8, kXPool2, kXTables, 2, 1, 2, 1},
       {"bilinear backward x2 path on 16 -> 32", interp_linear2_bwd_cpu, 32, 16, 8, 8, kXUpsample2, kXTables, 0.5, 1, 5, 2},
+      {"nearest one-pass backward on 16 -> 32 both ways", interp_nearest2x2_bwd_cpu, 32, 16, 32, 16, kXUpsample2, kXUpsample2, 0.5, 0.5, 2, 2},
       {"area 4:1 path on 32 -> 8", interp_area2_fwd_cpu, 32, 8, 8, 8, kXPool4, kXTables, 4, 1, 4, 1},
       {"area 4:1 and 2:1 paths on 32 -> 8, 16 -> 8", interp_area2_fwd_cpu, 32, 8, 16, 8, kXPool4, kXPool2, 4, 2, 4, 2},
   };
@@ -572,6 +581,11 @@ TEST(HalideInterpolateKernel, RejectsAClosedFormPathThatDoesNotFit) {
     // Every forward mode maps a constant to itself (its weights sum to one), up to the
     // rounding of those weights in float32.
     if (k.fn == interp_linear2_bwd_cpu) continue;
+    // The nearest 2x backward sums each input's four readers: 4 x 1.5, exactly.
+    if (k.fn == interp_nearest2x2_bwd_cpu) {
+      for (float v : out) ASSERT_EQ(v, 6.0f) << k.what;
+      continue;
+    }
     for (float v : out) ASSERT_NEAR(v, 1.5f, 1e-6f) << k.what;
   }
 }

@@ -186,6 +186,22 @@ TEST_P(KernelPaths, InterpolateNamesItsClosedFormsOnTheCpu) {
   if (cpu) area.insert({"forward x: pools of 4 (area)", "backward x: pools of 4 (area)"});
   EXPECT_EQ(paths_of(*b, interpolate_case("area", 8, 2)), area);
   EXPECT_EQ(paths_of(*b, interpolate_case("area", 7, 2)), Paths{"area 1-D"});  // no closed form
+  // nearest 2-D: 2x on both axes runs the one-pass backward; 2x along x alone, the x form.
+  auto nearest2 = [](int64_t h_out) {
+    Case c;
+    c.op = "interpolate";
+    c.params = {{"mode", "nearest"}, {"size", {h_out, 10}}};
+    c.inputs["input"] = filled({1, 1, 4, 5}, 0.5);
+    c.grad_output = filled({1, 1, h_out, 10}, 1.0);
+    return c;
+  };
+  Paths both = {"nearest 2-D"}, x_only = {"nearest 2-D"};
+  if (cpu) {
+    both.insert({"forward x: closed-form 2x (nearest)", "backward x and y: closed-form 2x in one pass (nearest 2-D)"});
+    x_only.insert({"forward x: closed-form 2x (nearest)", "backward x: closed-form 2x (nearest)"});
+  }
+  EXPECT_EQ(paths_of(*b, nearest2(8)), both);
+  EXPECT_EQ(paths_of(*b, nearest2(12)), x_only);
 }
 
 INSTANTIATE_TEST_SUITE_P(Halide, KernelPaths, ::testing::Values("halide-cpu", "halide-opencl"));

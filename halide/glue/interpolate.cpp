@@ -73,6 +73,7 @@
 #include "interp_nearest2_fwd_cpu.h"
 #include "interp_nearest2_fwd_cuda.h"
 #include "interp_nearest2_fwd_opencl.h"
+#include "interp_nearest2x2_bwd_cpu.h"
 #include "interp_nearest3_bwd_cpu.h"
 #include "interp_nearest3_bwd_cuda.h"
 #include "interp_nearest3_bwd_opencl.h"
@@ -111,11 +112,13 @@ struct Kernels {
   int dims;
   ForwardFn fwd_cpu, fwd_cuda, fwd_opencl;
   BackwardFn bwd_cpu, bwd_cuda, bwd_opencl;
+  // CPU, 2x on x and y (both paths kXUpsample2): the backward in one pass (nearest 2-D).
+  BackwardFn bwd_cpu_x2 = nullptr;
 };
 
 const Kernels kKernels[] = {
     {"nearest 1-D", Kind::Nearest, 1, interp_nearest1_fwd_cpu, interp_nearest1_fwd_cuda, interp_nearest1_fwd_opencl, interp_nearest1_bwd_cpu, interp_nearest1_bwd_cuda, interp_nearest1_bwd_opencl},
-    {"nearest 2-D", Kind::Nearest, 2, interp_nearest2_fwd_cpu, interp_nearest2_fwd_cuda, interp_nearest2_fwd_opencl, interp_nearest2_bwd_cpu, interp_nearest2_bwd_cuda, interp_nearest2_bwd_opencl},
+    {"nearest 2-D", Kind::Nearest, 2, interp_nearest2_fwd_cpu, interp_nearest2_fwd_cuda, interp_nearest2_fwd_opencl, interp_nearest2_bwd_cpu, interp_nearest2_bwd_cuda, interp_nearest2_bwd_opencl, interp_nearest2x2_bwd_cpu},
     {"nearest 3-D", Kind::Nearest, 3, interp_nearest3_fwd_cpu, interp_nearest3_fwd_cuda, interp_nearest3_fwd_opencl, interp_nearest3_bwd_cpu, interp_nearest3_bwd_cuda, interp_nearest3_bwd_opencl},
     {"linear 1-D", Kind::Linear, 1, interp_linear1_fwd_cpu, interp_linear1_fwd_cuda, interp_linear1_fwd_opencl, interp_linear1_bwd_cpu, interp_linear1_bwd_cuda, interp_linear1_bwd_opencl},
     {"linear 2-D", Kind::Linear, 2, interp_linear2_fwd_cpu, interp_linear2_fwd_cuda, interp_linear2_fwd_opencl, interp_linear2_bwd_cpu, interp_linear2_bwd_cuda, interp_linear2_bwd_opencl},
@@ -264,6 +267,11 @@ Call plan(const InterpParams& p) {
   return c;
 }
 
+// Whether a CPU backward runs the kernel's one-pass form (Kernels::bwd_cpu_x2): 2x on x and y.
+bool one_pass_x2(const Call& c) {
+  return c.k->bwd_cpu_x2 && c.path[0] == oplab_interp::kXUpsample2 && c.path[1] == oplab_interp::kXUpsample2;
+}
+
 // A tensor as the kernels' 4-D (x, y, z, plane) buffer.
 Halide::Runtime::Buffer<float> buffer4(TensorF& t, const std::array<int, 3>& xyz, int planes) {
   (void)view(t);  // view() installs the error handler that fills CallContext
@@ -311,8 +319,8 @@ struct Prepared {
     std::array<int, 3> path = k.path;
     for (int& p : path)
       if (p == oplab_interp::kXUpsample2Half) p = oplab_interp::kXUpsample2;
-    run(pick_kernel(device, k.k->bwd_cpu, k.k->bwd_cuda, k.k->bwd_opencl), go_b, k.reach, path, k.in, gi_b,
-        "backward");
+    const BackwardFn cpu = one_pass_x2(k) ? k.k->bwd_cpu_x2 : k.k->bwd_cpu;
+    run(pick_kernel(device, cpu, k.k->bwd_cuda, k.k->bwd_opencl), go_b, k.reach, path, k.in, gi_b, "backward");
   }
   // Both directions take (from, scales, align_corners, exact, a per-axis bound, paths, the sizes
   // of `to`, to): the bound is the forward's longest area bin and the backward's reach.
@@ -353,6 +361,7 @@ constexpr const char* kAreaX4 = "forward x: pools of 4 (area)";
 constexpr const char* kAreaY2 = "forward y: pools of 2 (area)";
 constexpr const char* kAreaY4 = "forward y: pools of 4 (area)";
 constexpr const char* kBackNearestX2 = "backward x: closed-form 2x (nearest)";
+constexpr const char* kBackNearestXY2 = "backward x and y: closed-form 2x in one pass (nearest 2-D)";
 constexpr const char* kBackLinearX2 = "backward x: closed-form 2x (linear)";
 constexpr const char* kBackCubicX2 = "backward x: closed-form 2x (cubic)";
 constexpr const char* kBackAreaX2 = "backward x: pools of 2 (area)";
@@ -362,7 +371,7 @@ std::vector<KernelPath> interp_paths() {
   std::vector<KernelPath> paths = {{kNoKernelCall}, {kAntialias}};
   for (const Kernels& k : kKernels) paths.push_back({k.name});
   for (const char* p : {kNearestX2, kLinearX2, kLinearX2Half, kLinearY2, kLinearZ2, kCubicX2, kCubicX2Half, kCubicY2,
-                        kAreaX2, kAreaX4, kAreaY2, kAreaY4, kBackNearestX2, kBackLinearX2, kBackCubicX2, kBackAreaX2,
+                        kAreaX2, kAreaX4, kAreaY2, kAreaY4, kBackNearestX2, kBackNearestXY2, kBackLinearX2, kBackCubicX2, kBackAreaX2,
                         kBackAreaX4})
     paths.push_back({p, PathOn::Cpu});
   return paths;
@@ -377,7 +386,10 @@ void note_closed_forms(const Call& c, bool backward, PathLog& log) {
   switch (kind) {
     case Kind::Nearest:
       if (x == kXUpsample2) log.take(kNearestX2);
-      if (backward && x == kXUpsample2 && c.reach[0] == kClosedReachNearest) log.take(kBackNearestX2);
+      if (backward && one_pass_x2(c))
+        log.take(kBackNearestXY2);
+      else if (backward && x == kXUpsample2 && c.reach[0] == kClosedReachNearest)
+        log.take(kBackNearestX2);
       break;
     case Kind::Linear:
     case Kind::Cubic: {
