@@ -88,7 +88,8 @@ TEST_P(KernelPaths, PsRoiPoolAddsIntoPlanesAndPsRoiAlignTransposesTiles) {
   Paths common = {"forward", "backward"};
   if (cpu) common.insert({"image 16 or more pixels wide: copied in 16 x 16 tiles", "more than 8 output channels: several channel blocks"});
   Paths align = common;
-  if (cpu) align.insert("backward: gradient transposed in tiles (wide image, a full channel block)");
+  const char* tiles = "backward: gradient transposed in tiles (wide image)";
+  if (cpu) align.insert(tiles);
   EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_pool", 9, 17)), common);
   // One roi: ps_roi_pool's CPU forward reads its bins in place. The glue's estimate
   // (glue/ps_roi_pool.cpp): bins 2 x 1.5 pixels, (ceil(1.5) + 1) rows of (ceil(3) * 4 / 64 + 1)
@@ -99,8 +100,13 @@ TEST_P(KernelPaths, PsRoiPoolAddsIntoPlanesAndPsRoiAlignTransposesTiles) {
   EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_pool", 9, 17, 1)), in_place);
   EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_align", 9, 17)), align);
   const std::vector<std::string> pool = b->kernel_paths("ps_roi_pool"), al = b->kernel_paths("ps_roi_align");
-  EXPECT_EQ(std::count(pool.begin(), pool.end(), "backward: gradient transposed in tiles (wide image, a full channel block)"), 0);
-  EXPECT_EQ(std::count(al.begin(), al.end(), "backward: gradient transposed in tiles (wide image, a full channel block)"), cpu ? 1 : 0);
+  EXPECT_EQ(std::count(pool.begin(), pool.end(), tiles), 0);
+  EXPECT_EQ(std::count(al.begin(), al.end(), tiles), cpu ? 1 : 0);
+  // Fewer output channels than a block (3 of 8) take the tiles too; a narrow image does not.
+  Paths few = {"forward", "backward"};
+  if (cpu) few.insert({"image 16 or more pixels wide: copied in 16 x 16 tiles", tiles});
+  EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_align", 3, 17)), few);
+  EXPECT_EQ(paths_of(*b, ps_roi_case("ps_roi_align", 3, 15)), (Paths{"forward", "backward"}));
 }
 
 TEST_P(KernelPaths, RoiAlignNamesItsTilesAndBlocksOnTheCpuOnly) {

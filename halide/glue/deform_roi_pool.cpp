@@ -79,7 +79,7 @@ class DeformRoiPoolCall : public RoiCall {
   }
 
  private:
-  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, true}; }
+  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, kRoiWideScatter}; }
   DeformRoiPoolParams p_;
   RoiSampling s_;
   TensorF offset_, goff_;
@@ -88,7 +88,7 @@ class DeformRoiPoolCall : public RoiCall {
 
 const HalideOpRegistrar registrar({"deform_roi_pool", run_call<DeformRoiPoolCall>, nullptr, prepare_call<DeformRoiPoolCall>,
                                    roi_paths({{kForwardOffset}, {kForwardPlain}, {kBackwardOffset}, {kBackwardPlain}},
-                                             kRoiChannelBlocks, true)});
+                                             kRoiChannelBlocks, kRoiWideScatter)});
 
 }  // namespace
 

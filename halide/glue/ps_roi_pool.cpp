@@ -58,11 +58,11 @@ class PsRoiPoolCall : public PsRoiCall {
   Blocking blocking() const {
     Blocking b = PsRoiCall::blocking();
     b.copied_width_less = 1;
-    b.wide_scatter = false;
+    b.wide_scatter = nullptr;
     return b;
   }
   static std::vector<KernelPath> paths() {
-    return roi_paths({{kForward}, {kForwardInPlace, PathOn::Cpu}, {kBackward}}, kPsChannelBlocks, false);
+    return roi_paths({{kForward}, {kForwardInPlace, PathOn::Cpu}, {kBackward}}, kPsChannelBlocks, nullptr);
   }
 
   void forward() {

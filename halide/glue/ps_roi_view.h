@@ -45,10 +45,10 @@ class PsRoiCall : public RoiCall {
   static constexpr const char* kForward = "forward";
   static constexpr const char* kBackward = "backward";
   // Both ops' paths (HalideOp::paths): blocks of output channels, tiles on the CPU.
-  static std::vector<KernelPath> paths() { return roi_paths({{kForward}, {kBackward}}, kPsChannelBlocks, true); }
+  static std::vector<KernelPath> paths() { return roi_paths({{kForward}, {kBackward}}, kPsChannelBlocks, kPsWideScatter); }
 
  protected:
-  Blocking blocking() const { return {p_.Co, oplab_widths::kPsLanes, kPsChannelBlocks, true}; }
+  Blocking blocking() const { return {p_.Co, oplab_widths::kPsLanes, kPsChannelBlocks, kPsWideScatter, false}; }
   PsRoiParams p_;
 };
 

@@ -63,13 +63,13 @@ class RoiAlignCall : public RoiCall {
   }
 
  private:
-  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, true}; }
+  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, kRoiWideScatter}; }
   RoiAlignParams p_;
   RoiSampling s_;
 };
 
 const HalideOpRegistrar registrar({"roi_align", run_call<RoiAlignCall>, nullptr, prepare_call<RoiAlignCall>,
-                                   roi_paths({{kForwardAvg}, {kForwardMax}, {kBackwardAvg}, {kBackwardMax}}, kRoiChannelBlocks, true)});
+                                   roi_paths({{kForwardAvg}, {kForwardMax}, {kBackwardAvg}, {kBackwardMax}}, kRoiChannelBlocks, kRoiWideScatter)});
 
 }  // namespace
 

@@ -19,18 +19,21 @@ namespace oplab::halide_glue {
 // The kernel paths the RoI ops share (HalideOp::paths): no call at all, and on the CPU the
 // 16 x 16 tiles in which an image 16 or more pixels wide is copied into channel blocks (a
 // narrower one goes a column at a time), several blocks of channels, and in the backward the
-// tiles in which the gradient is transposed back (wide image and a full block of channels;
-// roi_sampling.h, ps_roi_blocks.h).
+// tiles in which the gradient is transposed back (roi_align and deform_roi_pool: a wide image
+// and a full block of channels, roi_sampling.h; ps_roi_align: a wide image, however few its
+// output channels, ps_roi_blocks.h).
 constexpr const char* kRoiWideRows = "image 16 or more pixels wide: copied in 16 x 16 tiles";
 constexpr const char* kRoiWideScatter = "backward: gradient transposed in tiles (wide image, a full channel block)";
+constexpr const char* kPsWideScatter = "backward: gradient transposed in tiles (wide image)";
 constexpr const char* kRoiChannelBlocks = "more than 16 channels: several channel blocks";
 constexpr const char* kPsChannelBlocks = "more than 8 output channels: several channel blocks";
-// `blocks`: the name of the several-blocks path, which says the op's block width.
-inline std::vector<KernelPath> roi_paths(std::vector<KernelPath> own, const char* blocks, bool wide_scatter) {
+// `blocks`: the name of the several-blocks path, which says the op's block width;
+// `wide_scatter`: the name of the backward's tiled transpose (nullptr: the op has none).
+inline std::vector<KernelPath> roi_paths(std::vector<KernelPath> own, const char* blocks, const char* wide_scatter) {
   own.push_back({kNoKernelCall});
   own.push_back({kRoiWideRows, PathOn::Cpu});
   own.push_back({blocks, PathOn::Cpu});
-  if (wide_scatter) own.push_back({kRoiWideScatter, PathOn::Cpu});
+  if (wide_scatter) own.push_back({wide_scatter, PathOn::Cpu});
   return own;
 }
 
@@ -99,12 +102,14 @@ class RoiCall {
 
   // How the op's CPU kernels block channels: `channels` (the output channels of the
   // position-sensitive ops, the input's of the others) in blocks of `lanes`, the several-blocks
-  // path's name, and whether the backward transposes its gradient in tiles (roi_paths).
+  // path's name, and the name of the backward's tiled transpose (roi_paths; nullptr: none),
+  // which some kernels take only for a full block of channels.
   struct Blocking {
     int64_t channels;
     int lanes;
     const char* blocks;
-    bool wide_scatter;
+    const char* wide_scatter;
+    bool scatter_needs_full_block = true;
     // The width of the block a forward task copies: W, or W - 1 for ps_roi_pool, whose bins
     // never read the last column (its generator specialises on that width).
     int64_t copied_width_less = 0;
@@ -126,7 +131,8 @@ class RoiCall {
     const bool wide = input_.shape[3] >= oplab_widths::kRoiLanes;
     if (!backward && input_.shape[3] - b.copied_width_less >= oplab_widths::kRoiLanes) paths_.take(kRoiWideRows);
     if (!backward && b.channels > b.lanes) paths_.take(b.blocks);
-    if (backward && b.wide_scatter && wide && b.channels >= b.lanes) paths_.take(kRoiWideScatter);
+    if (backward && b.wide_scatter && wide && (b.channels >= b.lanes || !b.scatter_needs_full_block))
+      paths_.take(b.wide_scatter);
     return true;
   }
   PathLog paths_;

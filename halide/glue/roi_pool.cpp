@@ -75,7 +75,7 @@ class RoiPoolCall : public RoiCall {
 
  private:
   // The backward scatters through the argmax: no tiles of the gradient.
-  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, false}; }
+  Blocking blocking() const { return {input_.shape[1], oplab_widths::kRoiLanes, kRoiChannelBlocks, nullptr}; }
   RoiPoolParams p_;
   bool forward_done_ = false;
   float scale_ = 1;
@@ -85,7 +85,7 @@ class RoiPoolCall : public RoiCall {
 };
 
 const HalideOpRegistrar registrar({"roi_pool", run_call<RoiPoolCall>, nullptr, prepare_call<RoiPoolCall>,
-                                   roi_paths({{kForward}, {kBackward}, {kWideBins, PathOn::Cpu}}, kRoiChannelBlocks, false)});
+                                   roi_paths({{kForward}, {kBackward}, {kWideBins, PathOn::Cpu}}, kRoiChannelBlocks, nullptr)});
 
 }  // namespace
 
