@@ -64,7 +64,12 @@ Taps transposed(const Taps& taps, int64_t in) {
 // One axis' tables as the kernel reads them: (position, k), position innermost; index -1 and
 // weight 0 past a position's own taps. `banded` (the CPU's x axis): tap k of a position reads
 // input band[position / kAntialiasBand] + k, the same span for every position of a band,
-// with index -1 where that input is not one of the position's taps (the generator says why).
+// with index -1 where that input is not one of the position's taps (the generator says why),
+// and there the weight -0.0f, the kernel's mark of an absent tap: it tests the weight it has
+// loaded rather than load the index too. A tap's own weight of -0.0f is stored as +0.0f
+// (its product is a zero or a NaN either way; only a zero's sign could differ).
+constexpr float kAbsentTap = -0.0f;
+
 struct Table {
   std::vector<int32_t> index, band{0};
   std::vector<float> weight;
@@ -77,12 +82,13 @@ struct Table {
     else
       for (const auto& row : t) taps = std::max(taps, int(row.size()));
     index.assign(size_t(positions) * size_t(taps), -1);
-    weight.assign(index.size(), 0.0f);
+    weight.assign(index.size(), banded ? kAbsentTap : 0.0f);
     for (size_t o = 0; o < t.size(); ++o)
       for (size_t k = 0; k < t[o].size(); ++k) {
         const int64_t slot = banded ? t[o][k].first - band[o / kBand] : int64_t(k);
         index[size_t(slot) * size_t(positions) + o] = int32_t(t[o][k].first);
-        weight[size_t(slot) * size_t(positions) + o] = float(t[o][k].second);
+        // + 0.0f turns a -0.0f weight into +0.0f (banded tables: not the absent mark).
+        weight[size_t(slot) * size_t(positions) + o] = float(t[o][k].second) + 0.0f;
       }
     index_b = host_buffer(index.data(), {positions, taps});
     weight_b = host_buffer(weight.data(), {positions, taps});
