@@ -464,10 +464,11 @@ class InterpolateBackward : public Generator<InterpolateBackward> {
 // (the forward tables' walk, fit_term), so a wrong choice is an error, never a wrong sum. The
 // reaches are not read: with the taps 2x's, every input has exactly its two readers per axis.
 // Same signature as interpolate_backward (the glue's BackwardFn).
-// Measured (a driver calling both kernels alternately on [128 planes, 128x128] -> 64x64,
-// medians of 41, the caches flushed before each call as the benchmark's peer runs flush them):
-// one thread 0.67 ms against 0.97 for the two passes, two threads 0.30-0.34 against 0.48-0.49;
-// with the data in cache 0.12 against 0.27. A plain C++ loop of the same reads, flushed: 0.54.
+// Measured (docs/bench/drivers/interp_nearest_backward.cpp: both kernels alternately on
+// [128 planes, 128x128] -> 64x64, medians of 41, the caches flushed before each call as the
+// benchmark's peers leave them): one thread 0.63-0.67 ms against 0.96-0.97 for the two passes,
+// two threads 0.28-0.34 against 0.48-0.50; in cache 0.11-0.12 against 0.27-0.29. A plain C++
+// loop of the same reads, flushed: 0.54.
 class InterpolateBackwardNearestX2 : public Generator<InterpolateBackwardNearestX2> {
  public:
   Input<Buffer<float>> grad_output{"grad_output", 4};
