@@ -87,8 +87,9 @@ struct Table {
       for (size_t k = 0; k < t[o].size(); ++k) {
         const int64_t slot = banded ? t[o][k].first - band[o / kBand] : int64_t(k);
         index[size_t(slot) * size_t(positions) + o] = int32_t(t[o][k].first);
-        // + 0.0f turns a -0.0f weight into +0.0f (banded tables: not the absent mark).
-        weight[size_t(slot) * size_t(positions) + o] = float(t[o][k].second) + 0.0f;
+        // A -0.0f weight is stored +0.0f (banded tables: not the absent mark).
+        const float w = float(t[o][k].second);
+        weight[size_t(slot) * size_t(positions) + o] = w == 0.0f ? 0.0f : w;
       }
     index_b = host_buffer(index.data(), {positions, taps});
     weight_b = host_buffer(weight.data(), {positions, taps});
