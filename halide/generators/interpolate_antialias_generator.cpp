@@ -19,8 +19,8 @@
 // The CPU's W pass reads bands, not gathers. Its x tables are banded (the glue's Table): the
 // kAntialiasBand outputs of one vector share a first input position
 // x_band(block), and tap k of each of them reads input x_band + k, with index -1 and the
-// weight -0.0f (the mark the W pass tests) where that input is not one of the output's own taps. Each tap is then one scalar load
-// broadcast to the vector, not a gather of 16 lanes: K + 15 s taps for an output step of s
+// weight -0.0f (the mark the W pass tests) where that input is not one of the output's own
+// taps. Each tap is then one scalar load broadcast to the vector, not a gather of 16 lanes: K + 15 s taps for an output step of s
 // inputs (at most the input's width) instead of K gathers, which LLVM makes 16 scalar loads and
 // inserts each. The gathers took 0.90 ms on the backward of [2, 64, 64, 64] x0.25 bicubic
 // (reduced bench) and the bands 0.29-0.44 (torch 0.55-0.96); docs/bench/2026-11-29b-cpu.md has
