@@ -100,9 +100,13 @@ void define_ps_gradient(Halide::Func grad_input, Halide::Func gblk, bool cpu, Sc
 // The CPU grad_input. gblk(cl, x, y, n, pw, ph, cb), the gradient of block cb of bin (ph, pw)
 // with channels innermost, is zeroed and accumulated (its update: r[0] innermost, the roi
 // r[rk] outermost, pure in cl, pw, ph, cb) reading goutb(cl, k, pw, ph, cb), then transposed
-// into grad_input(x, y, pw, ph, c, n). A task owns one (bin, block) and scans every roi into it:
-// race-free without atomics, and the adds of a whole block are one dense vector
-// read-modify-write. The transpose moves tiles of 16 pixels by the block's lanes in registers
+// into grad_input(x, y, pw, ph, c, n). A task owns one (ph, block), its bins (pw) in turn, and
+// scans every roi into each: race-free without atomics, and the adds of a whole block are one
+// dense vector read-modify-write. With pw fused into the task index Halide sized gblk for
+// every pw of the row (7 blocks, 1.7 MB at the main job's R-FCN shape, each task writing its
+// own: past L2); one pw at a time it is one block (`oplab bench --reduced --shape ps_roi_align
+// --threads 1`: 0.84-0.89 ms against 0.69-0.75, standard shape on two threads 3.57 against
+// 3.36). The forward's acc, sized the same way, is small: there the change measured nothing. The transpose moves tiles of 16 pixels by the block's lanes in registers
 // (the channel split guards rather than shifts its last block, so a tile's lanes are the lanes
 // of one block: constant offsets, one dense load and a shuffle); a block's guarded lanes (the
 // last block, or the only one when there are fewer output channels than a block) store
@@ -121,18 +125,16 @@ inline void schedule_ps_scatter_cpu(Halide::Func grad_input, Halide::Func gblk, 
       .split(c, cb, cl, kPsLanes, TailStrategy::GuardWithIf)
       .split(x, xo, xi, kLanes, TailStrategy::ShiftInwards)
       .reorder(xi, cl, xo, y, n, pw, ph, cb)
-      .fuse(pw, ph, t)
-      .fuse(t, cb, t)
+      .fuse(ph, cb, t)
       .vectorize(xi)
       .vectorize(cl)
       .parallel(t);
   grad_input.split(c, cb, cl, kPsLanes, TailStrategy::GuardWithIf)
       .reorder(cl, x, y, n, pw, ph, cb)
-      .fuse(pw, ph, t)
-      .fuse(t, cb, t)
+      .fuse(ph, cb, t)
       .parallel(t);
   Var gcl = gblk.args()[0];
-  gblk.compute_at(grad_input, t).vectorize(gcl);
+  gblk.compute_at(grad_input, pw).vectorize(gcl);
   // The lanes innermost, then r in its own order (all of it named: reordering the lanes with
   // r[0] alone would swap r[0] into the lanes' outer slot, outside every roi).
   std::vector<VarOrRVar> order{gcl};
