@@ -105,9 +105,9 @@ bench::PeerSide torchvision_side(const json& request, bool backward, const Optio
 // The other live peers, on the CPU forward with the same thread count: onnxruntime (its own
 // bridge process, session built once), opencv (cv::resize in this process) and pillow
 // (Image.resize in its own bridge process, the planes made images once).
-std::vector<bench::PeerSide> other_cpu_peers(const Case& c, const Options& opt) {
-  return {{"onnxruntime", [&c, &opt] {
-             OnnxruntimeBench b = start_onnxruntime_bench(c, opt.threads);
+std::vector<bench::PeerSide> other_cpu_peers(const Case& c, const json& random_inputs, const Options& opt) {
+  return {{"onnxruntime", [&c, &random_inputs, &opt] {
+             OnnxruntimeBench b = start_onnxruntime_bench(c, opt.threads, random_inputs);
              return bench::StartedPeer{b.run, b.probe_ms};
            }},
           {"opencv", [&c, &opt] {
@@ -277,7 +277,7 @@ int run_bench(const Options& opt) {
         std::vector<bench::PeerSide> peers{torchvision_side(s.peer_request, backward, opt, peer_device)};
         const bool all_peers = !backward && device == HalideDevice::Cpu;
         if (all_peers)
-          for (bench::PeerSide& p : other_cpu_peers(c, opt)) peers.push_back(std::move(p));
+          for (bench::PeerSide& p : other_cpu_peers(c, s.peer_request.at("random_inputs"), opt)) peers.push_back(std::move(p));
         std::function<double()> our_run;
         if (call) our_run = [&call] { return bench::ms_of(call); };
         const bench::Measurement m = bench::measure(our_run, peers, bench::TimingPlan{opt.warmup, opt.repeats, kSlowMs, 3});

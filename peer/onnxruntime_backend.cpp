@@ -296,15 +296,20 @@ std::vector<double> bench_request(LineChild& bridge, const json& req) {
 
 }  // namespace
 
-OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads) {
+OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads, const json& random_inputs) {
   if (auto why = onnxruntime_missing()) throw BackendUnavailable("onnxruntime: " + *why);
-  // The bridge keeps the session between requests: the case (its inputs) is sent once.
+  // The bridge keeps the session between requests: the case (its inputs) is sent once, less
+  // the inputs it draws itself.
+  Case sent = c;
+  for (const auto& [name, spec] : random_inputs.items()) sent.inputs.erase(name);
   LineChildOptions o;
   o.argv = {node_path(), script_path(), "--bench"};
   o.stderr_path = "/dev/null";
   auto bridge = std::make_shared<LineChild>(std::move(o));
   OnnxruntimeBench b;
-  b.probe_ms = bench_request(*bridge, json{{"case", case_to_json(c)}, {"repeats", 1}, {"warmup", 1}, {"threads", threads}}).front();
+  b.probe_ms = bench_request(*bridge, json{{"case", case_to_json(sent)}, {"random_inputs", random_inputs}, {"repeats", 1},
+                                           {"warmup", 1}, {"threads", threads}})
+                   .front();
   b.run = [bridge] { return bench_request(*bridge, json{{"repeats", 1}, {"warmup", 0}}).front(); };
   return b;
 }

@@ -40,10 +40,15 @@ const std::vector<Divergence>& onnxruntime_uint8_divergences();
 // bridge process of its own (which lives as long as `run`). `run` times one run (ms) and may
 // be called between other sides' runs; probe_ms is the first run, after one warm-up. Throws
 // BackendUnavailable, Unsupported (the bridge's refusal) or std::runtime_error.
+// random_inputs ({name: {"shape", "low", "high"}}, the benchmark's own description of its
+// random inputs) names the inputs the bridge draws itself, uniformly in [low, high), instead
+// of receiving them: a case goes as one JSON line, which Node cannot hold past 2^29 characters
+// (a standard RoI shape's feature map, 31 M values, is about 620 M), and the values of a
+// uniform draw change nothing a timing depends on.
 struct OnnxruntimeBench {
   std::function<double()> run;
   double probe_ms = 0;
 };
-OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads);
+OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads, const nlohmann::json& random_inputs = nlohmann::json::object());
 
 }  // namespace oplab

@@ -4,9 +4,10 @@
 // a one-node ONNX model (built with the ONNX protobuf schema of onnx-proto), run on the CPU
 // execution provider with one thread. Forward only: ONNX Runtime's CPU kernels have no backward.
 //
-// `node onnxruntime_bridge.js --bench` reads lines {"case": CASE, "repeats": R, "warmup": W,
-// "threads": T} and answers each with {"ms": [...]}: the session is built once, then run R times
-// after W warm-up runs (default 5 and 1); a line without "case" times the same session again.
+// `node onnxruntime_bridge.js --bench` reads lines {"case": CASE, "random_inputs": SPECS,
+// "repeats": R, "warmup": W, "threads": T} and answers each with {"ms": [...]}: the session is
+// built once (the inputs SPECS names drawn here), then run R times after W warm-up runs
+// (default 5 and 1); a line without "case" times the same session again.
 'use strict';
 
 const path = require('path');
@@ -70,7 +71,9 @@ function out(v) {
 }
 
 function tensor(t, type) {
-  return new ort.Tensor(type.ort, type.Array.from(t.data, num), t.shape);
+  // An input drawn here (drawRandomInputs) is already a typed array of the type: not copied.
+  const data = t.data instanceof type.Array ? t.data : type.Array.from(t.data, num);
+  return new ort.Tensor(type.ort, data, t.shape);
 }
 
 function int64Tensor(values, shape) {
@@ -309,12 +312,36 @@ function modelOf(c) {
 // without rebuilding the session (or resending the inputs) for each.
 let kept = null;
 
+// The inputs a bench request names in "random_inputs" ({name: {shape, low, high}}), drawn here
+// uniformly in [low, high) rather than sent: a case is one JSON line, and Node holds no string
+// past 2^29 characters (a standard RoI shape's feature map alone is about 620 M of them). A
+// fixed seed, so that every run of the bench times the same values.
+function drawRandomInputs(c, specs) {
+  let state = 0x9e3779b9;
+  const next = () => {
+    // mulberry32: a 32-bit state, uniform in [0, 1)
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const inputs = { ...c.inputs };
+  for (const [name, spec] of Object.entries(specs || {})) {
+    const low = spec.low ?? -1, high = spec.high ?? 1;
+    const data = new Float32Array(spec.shape.reduce((a, b) => a * b, 1));
+    for (let i = 0; i < data.length; ++i) data[i] = low + (high - low) * next();
+    inputs[name] = { shape: spec.shape, data };
+  }
+  return { ...c, inputs };
+}
+
 async function bench(req) {
   if (req.case) {
     if (kept) await kept.s.release();
     kept = null;
-    const built = BUILD[req.case.op] && BUILD[req.case.op](req.case);
-    if (!built) return { error: `no op ${req.case.op}` };
+    const c = drawRandomInputs(req.case, req.random_inputs);
+    const built = BUILD[c.op] && BUILD[c.op](c);
+    if (!built) return { error: `no op ${c.op}` };
     kept = { s: await session(built.model, req.threads || 1), feeds: built.feeds };
   }
   if (!kept) return { error: 'no bench session: the first request carries a case' };

@@ -235,6 +235,22 @@ TEST_F(PeerOnnxruntime, OutputSizeIsTheFloat32ProductTruncated) {
   EXPECT_EQ(out(ort(), same).shape, (Shape{1, 1, 9}));
 }
 
+// The bench sends a case less the inputs it describes as random, and the bridge draws those
+// itself (a standard RoI shape's feature map, sent as one JSON line, is past what Node can
+// hold). Without the draw the bridge would build roi_align with no feature map and refuse.
+TEST_F(PeerOnnxruntime, BenchDrawsTheRandomInputsItIsNotSent) {
+  const Case c = roi_align(T({1, 2, 8, 8}, std::vector<double>(128, 1.0)), T({1, 5}, {0, 0, 0, 4, 4}),
+                           {{"output_size", {2, 2}}, {"spatial_scale", 1.0}, {"sampling_ratio", 2}, {"aligned", true}});
+  const json random{{"input", {{"shape", {1, 2, 8, 8}}, {"low", -1.0}, {"high", 1.0}}}};
+  OnnxruntimeBench b = start_onnxruntime_bench(c, 1, random);
+  EXPECT_GT(b.probe_ms, 0.0);
+  EXPECT_GT(b.run(), 0.0);
+  // A shape the draw cannot feed to roi_align (rank 3) is refused by the bridge, not ignored:
+  // the drawn input is what the session runs on.
+  const json wrong{{"input", {{"shape", {2, 8, 8}}, {"low", -1.0}, {"high", 1.0}}}};
+  EXPECT_ANY_THROW(start_onnxruntime_bench(c, 1, wrong));
+}
+
 // onnxruntime-f32: ONNX Runtime's float32 kernels, judged at their own precision. docs/divergences.md's
 // smallest ort-float32-spatial-scale case (a 1x1 map of 7, roi (0, 0, -5, 0, -5), scale 0.3,
 // sampling 1): the spec's sample sits at y = -1.5 + 0.5 = -1 (in range: the edge row, 7). The
