@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/case.h"
+
 namespace oplab::bench {
 
 namespace {
@@ -26,8 +28,13 @@ Measurement measure(const std::function<double()>& ours, const std::vector<PeerS
       runs[i] = std::move(s.run);
       p.slow = s.probe_ms > plan.slow_ms;
       m.slow |= p.slow;
+    } catch (const Unsupported& e) {
+      p.unsupported = e.what();
+    } catch (const BackendUnavailable& e) {
+      p.unsupported = e.what();
     } catch (const std::exception& e) {
       p.unsupported = e.what();
+      p.failed = true;
     }
     m.peers.push_back(p);
   }
@@ -60,6 +67,7 @@ Measurement measure(const std::function<double()>& ours, const std::vector<PeerS
       return m;
     } catch (const PeerFailed& e) {
       m.peers[e.index].unsupported = std::string("stopped answering: ") + e.what();
+      m.peers[e.index].failed = true;
       runs[e.index] = nullptr;
     }
   }

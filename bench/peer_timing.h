@@ -19,8 +19,11 @@ struct StartedPeer {
   double probe_ms = 0;
 };
 
-// A peer of the measurement. `start` throws (Unsupported, BackendUnavailable, ...) with one line
-// where the peer cannot time this case; that line is kept as the peer's `unsupported`.
+// A peer of the measurement. `start` throws with one line where the peer cannot time this case;
+// that line is kept as the peer's `unsupported`. Unsupported (the peer lacks the op or mode) and
+// BackendUnavailable (it is not installed here) say the peer has no figure to give; anything
+// else (a bridge that crashed, an answer that makes no sense) marks the peer `failed`: it
+// should have timed the case, and the record says so rather than passing it off as a missing op.
 struct PeerSide {
   std::string name;
   std::function<StartedPeer()> start;
@@ -30,6 +33,7 @@ struct PeerTiming {
   std::string name;
   std::optional<Timing> t;   // empty where the peer did not take the case
   std::string unsupported;   // why, where t is empty
+  bool failed = false;       // t is empty because the peer failed, not because it lacks the case
   bool overlap = false;      // t's [min, max] overlaps ours: a ratio within the noise
   bool slow = false;         // its probe ran past the slow threshold
 };

@@ -122,9 +122,10 @@ std::vector<bench::PeerSide> other_cpu_peers(const Case& c, const json& random_i
            }}};
 }
 
-// A peer's figures as the record holds them: its timing and overlap flag, or why it has none.
+// A peer's figures as the record holds them: its timing and overlap flag, or why it has none
+// ("unsupported": it lacks the case; "failed": it should have timed it and did not).
 json peer_json(const bench::PeerTiming& p, const bench::Measurement& m) {
-  if (!p.t) return json{{"unsupported", p.unsupported}};
+  if (!p.t) return json{{p.failed ? "failed" : "unsupported", p.unsupported}};
   json j = timing_json(*p.t);
   j["alternated"] = true;
   if (p.overlap) j["overlap"] = true;
@@ -139,7 +140,7 @@ void record_peers(json& rec, const bench::Measurement& m) {
   for (const bench::PeerTiming& p : m.peers) {
     json j = peer_json(p, m);
     if (!p.t) {
-      rec["peer_unsupported"][p.name] = p.unsupported;
+      rec[p.failed ? "peer_failed" : "peer_unsupported"][p.name] = p.unsupported;
       continue;
     }
     if (m.ours) j["ratio"] = p.t->median_ms / m.ours->median_ms;
@@ -350,6 +351,10 @@ int run_bench(const Options& opt) {
           }
           std::cout << '\n';
         }
+        // A peer that should have timed the case and did not is told under its row, not only
+        // in the JSON: its missing figure is not a missing op.
+        for (const bench::PeerTiming& p : m.peers)
+          if (p.failed) std::cout << "    " << p.name << " failed, no figure: " << p.unsupported << '\n';
       }
     }
   }

@@ -30,6 +30,14 @@ std::map<std::string, json> peers_of(const json& r) {
   return out;
 }
 
+// The peers that should have timed the record's case and failed (a crashed bridge, an answer
+// that made no sense), by name, with why: shown as such, not as a peer without the op.
+json failed_peers(const json& r) {
+  json out = r.value("peer_failed", json::object());
+  if (r.contains("peer") && r["peer"].contains("failed")) out["torchvision"] = r["peer"]["failed"];
+  return out;
+}
+
 }  // namespace
 
 json performance_section(const json& bench, const std::string& pages) {
@@ -39,8 +47,11 @@ json performance_section(const json& bench, const std::string& pages) {
   const double copy = bench.value("copy_bandwidth_gbs", 0.0), fma = bench.value("fma_peak_gflops", 0.0);
   // Every peer any record timed, for the columns.
   std::set<std::string> peer_names;
-  for (const json& r : bench.at("records"))
+  for (const json& r : bench.at("records")) {
     for (const auto& [name, t] : peers_of(r)) peer_names.insert(name);
+    const json failed = failed_peers(r);
+    for (const auto& [name, why] : failed.items()) peer_names.insert(name);
+  }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> categories;
   std::vector<std::vector<double>> ratios(1);
@@ -62,7 +73,10 @@ json performance_section(const json& bench, const std::string& pages) {
                                       : ours.value("unsupported", std::string("-"))};
     for (const std::string& name : peer_names) {
       auto it = peers.find(name);
-      row.push_back(it != peers.end() && it->second.contains("median_ms") ? ms_text(it->second) : "-");
+      const json failed = failed_peers(r);
+      row.push_back(it != peers.end() && it->second.contains("median_ms") ? ms_text(it->second)
+                    : failed.contains(name)                               ? "failed: " + failed[name].get<std::string>()
+                                                                          : "-");
     }
     std::string ratio = "-";
     if (x > 0) {
@@ -95,7 +109,8 @@ json performance_section(const json& bench, const std::string& pages) {
             "arithmetic, reports GFLOP/s instead. * = timed through the backend's run(), float conversion included. "
             "Where no peer has the op (deform_roi_pool) the ratio is against our double reference, one thread, one "
             "run. Ours and each peer alternate run by run; times show the median and (min-max) of the runs, and ~ marks "
-            "a ratio whose two ranges overlap (within this run's noise). The limits are measured in the same run: the "
+            "a ratio whose two ranges overlap (within this run's noise); \"failed\" names a peer that should have timed the "
+            "shape and did not, with why (a peer without the op shows -). The limits are measured in the same run: the "
             "copy bandwidth and the FMA peak (a loop of independent vector FMAs on the same threads).");
   std::vector<std::string> header{"shape", "pass", "ours ms"};
   for (const std::string& name : peer_names) header.push_back(name + " ms");

@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "bench/peer_timing.h"
+#include "core/case.h"
 
 namespace oplab {
 namespace {
@@ -123,6 +124,41 @@ TEST(BenchTiming, APeerThatStopsAnsweringIsDroppedAndTheRestRetimed) {
   ASSERT_TRUE(m.peers[1].t);
   EXPECT_EQ(m.peers[1].t->runs_ms, (std::vector<double>{5, 6}));  // 4 went to the failed attempt
   EXPECT_EQ(m.ours->runs_ms, (std::vector<double>{3, 4}));
+}
+
+// A peer without the op (Unsupported) or not installed (BackendUnavailable) has no figure to
+// give; one whose start or run throws anything else failed, and is marked so (the record and
+// the report then say "failed", not that the peer lacks the op).
+TEST(BenchTiming, APeerThatFailsIsToldApartFromOneWithoutTheCase) {
+  std::string order;
+  auto throwing = [](std::string name, std::function<void()> raise) {
+    return bench::PeerSide{std::move(name), [raise]() -> bench::StartedPeer {
+                             raise();
+                             return {};
+                           }};
+  };
+  int calls = 0;
+  const std::vector<bench::PeerSide> peers{
+      throwing("lacks", [] { throw Unsupported("lacks: no op roi_align"); }),
+      throwing("absent", [] { throw BackendUnavailable("absent: not installed"); }),
+      throwing("crashed", [] { throw std::runtime_error("the process stopped reading its input"); }),
+      {"dies", [&] {
+         return bench::StartedPeer{[&]() -> double {
+                                     if (++calls == 2) throw std::runtime_error("bridge died");
+                                     return 1;
+                                   },
+                                   1};
+       }}};
+  const bench::Measurement m = bench::measure([] { return 1.0; }, peers, {0, 2, 1000, 3});
+  ASSERT_EQ(m.peers.size(), 4u);
+  EXPECT_FALSE(m.peers[0].failed);
+  EXPECT_EQ(m.peers[0].unsupported, "lacks: no op roi_align");
+  EXPECT_FALSE(m.peers[1].failed);
+  EXPECT_TRUE(m.peers[2].failed);
+  EXPECT_EQ(m.peers[2].unsupported, "the process stopped reading its input");
+  EXPECT_TRUE(m.peers[3].failed);
+  EXPECT_EQ(m.peers[3].unsupported, "stopped answering: bridge died");
+  for (const bench::PeerTiming& p : m.peers) EXPECT_FALSE(p.t) << p.name;
 }
 
 TEST(BenchTiming, WithoutOursThePeersStillAlternateAndWhatOursThrowsIsThrown) {

@@ -4,9 +4,14 @@
 // CAUGHT, one no check caught is MISSED, an implementation's failure is FAIL.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "reports/at_a_glance.h"
+#include "reports/sections.h"
 #include "reports/html_finish.h"
 #include "reports/verdict_matrix.h"
 
@@ -115,6 +120,27 @@ TEST(AtAGlance, SpeedIsOursAgainstTheFastestPeerPerOp) {
   const std::string md = at_a_glance(json(), bench);
   EXPECT_NE(md.find("grid_sample **0.69x**–1.9x (slowest: backward vs torchvision)"), std::string::npos) << md;
   EXPECT_EQ(md.find("deform_roi_pool"), std::string::npos) << "no peer has it: no ratio to a peer";
+}
+
+// A peer that failed on a shape (a crashed bridge) is shown as failed, with why, in its own
+// column of the performance page; a peer that lacks the op stays "-".
+TEST(PerformancePage, APeerThatFailedIsShownAsFailed) {
+  const json bench = {{"threads", 2},
+                      {"records", json::array({{{"shape", "roi_align sr2"},
+                                                {"op", "roi_align"},
+                                                {"pass", "forward"},
+                                                {"ours", {{"median_ms", 20.0}}},
+                                                {"peer", {{"unsupported", "torchvision: no such mode"}}},
+                                                {"peer_failed", {{"onnxruntime", "the process stopped reading its input"}}},
+                                                {"peer_unsupported", {{"pillow", "pillow: only interpolate"}}}}})}};
+  const std::string dir = ::testing::TempDir() + "/perf_failed";
+  std::filesystem::remove_all(dir);
+  performance_section(bench, dir);
+  std::ifstream f(std::filesystem::path(dir) / "performance" / "page.md");
+  std::stringstream md;
+  md << f.rdbuf();
+  EXPECT_NE(md.str().find("| failed: the process stopped reading its input |"), std::string::npos) << md.str();
+  EXPECT_EQ(md.str().find("pillow"), std::string::npos) << "a peer that lacks the op gets no column";
 }
 
 }  // namespace
