@@ -92,7 +92,7 @@ bench::PeerSide torchvision_side(const json& request, bool backward, const Optio
     req["repeats"] = 1;
     req["warmup"] = peer_warmup;
     req["backward"] = backward;
-    const json r = torchvision_bench(req);
+    const json r = torchvision_bench(req);  // throws Unsupported where torchvision lacks the case
     if (!r.contains("median_ms")) throw std::runtime_error("torchvision answered " + r.dump());
     return r["median_ms"].get<double>();
   };

@@ -340,8 +340,14 @@ async function bench(req) {
     if (kept) await kept.s.release();
     kept = null;
     const c = drawRandomInputs(req.case, req.random_inputs);
-    const built = BUILD[c.op] && BUILD[c.op](c);
-    if (!built) return { error: `no op ${c.op}` };
+    if (!BUILD[c.op]) return { error: `no op ${c.op}`, kind: 'unsupported' };
+    let built;
+    try {
+      built = BUILD[c.op](c);
+    } catch (e) {
+      // As in evaluate(): ORT lacking the case's mode is its answer; anything else failed.
+      return { error: String(e.message || e).split('\n')[0], kind: e instanceof Unsupported ? 'unsupported' : 'failed' };
+    }
     kept = { s: await session(built.model, req.threads || 1), feeds: built.feeds };
   }
   if (!kept) return { error: 'no bench session: the first request carries a case' };

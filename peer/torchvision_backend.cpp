@@ -258,8 +258,12 @@ class TorchvisionBackend : public Backend {
     }
     json j = json::parse(reply, nullptr, false);
     if (j.is_discarded()) throw std::runtime_error("torchvision: the bridge answered a line that is not JSON");
-    if (j.is_object() && j.contains("error"))
-      throw std::runtime_error("torchvision: " + j.value("error", std::string("unknown error")));
+    if (j.is_object() && j.contains("error")) {
+      const std::string e = "torchvision: " + j.value("error", std::string("unknown error"));
+      // Its refusal of the op or mode is a peer without the case, not a failure.
+      if (j.value("kind", "") == "unsupported") throw Unsupported(e);
+      throw std::runtime_error(e);
+    }
     return j;
   }
 

@@ -28,7 +28,8 @@ std::unique_ptr<Backend> make_torchvision_backend(DType dtype = DType::Float64, 
 std::optional<nlohmann::json> torchvision_versions();
 
 // Sends {"bench": request} to a bridge of its own and returns the answer ({"median_ms": ..,
-// "ms": [..]}); throws std::runtime_error with the bridge's one-line error.
+// "ms": [..]}); throws Unsupported where torchvision lacks the op or mode, BackendUnavailable
+// where it cannot run here, std::runtime_error with the bridge's one-line error otherwise.
 nlohmann::json torchvision_bench(const nlohmann::json& request);
 
 }  // namespace oplab

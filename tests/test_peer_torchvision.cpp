@@ -249,6 +249,17 @@ TEST(PeerTorchvision, BenchTimesOnTheDeviceAskedForOrDeclines) {
   }
 }
 
+// The bench tells an op torchvision lacks (Unsupported: the bench lists it as a peer without
+// the case) from a bench that failed (any other error: listed as failed).
+TEST(PeerTorchvision, BenchDeclinesAnOpItLacksAsUnsupported) {
+  REQUIRE_PEER();
+  const nlohmann::json req = {
+      {"case", {{"op", "deform_roi_pool"}, {"params", {{"output_size", {2, 2}}}}, {"inputs", nlohmann::json::object()}}},
+      {"random_inputs", {{"input", {{"shape", {1, 2, 8, 8}}}}, {"rois", {{"shape", {3, 5}}, {"low", 0}, {"high", 0.5}}}}},
+      {"device", "cpu"}, {"repeats", 1}, {"warmup", 0}};
+  EXPECT_THROW(torchvision_bench(req), Unsupported);
+}
+
 TEST(PeerTorchvision, UnsupportedOpsAreDeclinedNeverFaked) {
   REQUIRE_PEER();
   Tensor x = ramp({1, 1, 4, 4});
