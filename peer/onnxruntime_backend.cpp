@@ -289,6 +289,10 @@ std::vector<double> bench_request(LineChild& bridge, const json& req) {
     if (j.value("kind", "") == "unsupported") throw Unsupported("onnxruntime: " + e);
     throw std::runtime_error("onnxruntime: " + e);
   }
+  // The bench compares float32 kernels: ORT's double kernels (its default for RoiAlign, DeformConv
+  // and GridSample in the evaluating bridge) would be another function, slower.
+  if (j.value("dtype", "") != "float32")
+    throw std::runtime_error("onnxruntime: the bench bridge timed a " + j.value("dtype", std::string("?")) + " kernel, not float32");
   const std::vector<double> ms = j.at("ms").get<std::vector<double>>();
   if (ms.size() != size_t(req.value("repeats", 0))) throw std::runtime_error("onnxruntime: the bench bridge answered: " + reply.substr(0, 120));
   return ms;
@@ -303,7 +307,8 @@ OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads, const json&
   Case sent = c;
   for (const auto& [name, spec] : random_inputs.items()) sent.inputs.erase(name);
   LineChildOptions o;
-  o.argv = {node_path(), script_path(), "--bench"};
+  // float32 on every op, as every side of the bench (the kernels a deployed model runs).
+  o.argv = {node_path(), script_path(), "--bench", "--dtype", "float32"};
   o.stderr_path = "/dev/null";
   auto bridge = std::make_shared<LineChild>(std::move(o));
   OnnxruntimeBench b;

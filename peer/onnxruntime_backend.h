@@ -36,8 +36,8 @@ std::optional<std::string> onnxruntime_missing();
 const std::vector<Divergence>& onnxruntime_divergences();
 const std::vector<Divergence>& onnxruntime_uint8_divergences();
 
-// A bench session of one case: its ORT session built once, on `threads` intra-op threads, in a
-// bridge process of its own (which lives as long as `run`). `run` times one run (ms) and may
+// A bench session of one case: its ORT session (float32 kernels, as every side of the bench)
+// built once, on `threads` intra-op threads, in a bridge process of its own (which lives as long as `run`). `run` times one run (ms) and may
 // be called between other sides' runs; probe_ms is the first run, after one warm-up. Throws
 // BackendUnavailable, Unsupported (the bridge's refusal) or std::runtime_error.
 // random_inputs ({name: {"shape", "low", "high"}}, the benchmark's own description of its

@@ -5,7 +5,8 @@
 // execution provider with one thread. Forward only: ONNX Runtime's CPU kernels have no backward.
 //
 // `node onnxruntime_bridge.js --bench` reads lines {"case": CASE, "random_inputs": SPECS,
-// "repeats": R, "warmup": W, "threads": T} and answers each with {"ms": [...]}: the session is
+// "repeats": R, "warmup": W, "threads": T} and answers each with {"ms": [...], "dtype": D} (D
+// the element type of the kernel timed: float32 under `--dtype float32`): the session is
 // built once (the inputs SPECS names drawn here), then run R times after W warm-up runs
 // (default 5 and 1); a line without "case" times the same session again.
 'use strict';
@@ -340,7 +341,7 @@ async function bench(req) {
     if (kept) await kept.s.release();
     kept = null;
     const c = drawRandomInputs(req.case, req.random_inputs);
-    if (!BUILD[c.op]) return { error: `no op ${c.op}`, kind: 'unsupported' };
+    if (!BUILD[c.op] || !OP_DTYPE[c.op]) return { error: `no op ${c.op}`, kind: 'unsupported' };
     let built;
     try {
       built = BUILD[c.op](c);
@@ -348,7 +349,7 @@ async function bench(req) {
       // As in evaluate(): ORT lacking the case's mode is its answer; anything else failed.
       return { error: String(e.message || e).split('\n')[0], kind: e instanceof Unsupported ? 'unsupported' : 'failed' };
     }
-    kept = { s: await session(built.model, req.threads || 1), feeds: built.feeds };
+    kept = { s: await session(built.model, req.threads || 1), feeds: built.feeds, dtype: OP_DTYPE[c.op].ort };
   }
   if (!kept) return { error: 'no bench session: the first request carries a case' };
   for (let i = 0; i < (req.warmup ?? 1); ++i) await kept.s.run(kept.feeds);
@@ -358,7 +359,7 @@ async function bench(req) {
     await kept.s.run(kept.feeds);
     ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  return { ms };
+  return { ms, dtype: kept.dtype };  // the element type of the kernel timed
 }
 
 async function main() {

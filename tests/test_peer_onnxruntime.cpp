@@ -238,6 +238,8 @@ TEST_F(PeerOnnxruntime, OutputSizeIsTheFloat32ProductTruncated) {
 // The bench sends a case less the inputs it describes as random, and the bridge draws those
 // itself (a standard RoI shape's feature map, sent as one JSON line, is past what Node can
 // hold). Without the draw the bridge would build roi_align with no feature map and refuse.
+// It times ORT's float32 kernel (roi_align's evaluations run its double one): the session
+// answers the element type it timed, and start_onnxruntime_bench refuses any but float32.
 TEST_F(PeerOnnxruntime, BenchDrawsTheRandomInputsItIsNotSent) {
   const Case c = roi_align(T({1, 2, 8, 8}, std::vector<double>(128, 1.0)), T({1, 5}, {0, 0, 0, 4, 4}),
                            {{"output_size", {2, 2}}, {"spatial_scale", 1.0}, {"sampling_ratio", 2}, {"aligned", true}});
