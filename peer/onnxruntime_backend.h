@@ -37,9 +37,10 @@ const std::vector<Divergence>& onnxruntime_divergences();
 const std::vector<Divergence>& onnxruntime_uint8_divergences();
 
 // A bench session of one case: its ORT session (float32 kernels, as every side of the bench)
-// built once, on `threads` intra-op threads, in a bridge process of its own (which lives as long as `run`). `run` times one run (ms) and may
-// be called between other sides' runs; probe_ms is the first run, after one warm-up. Throws
-// BackendUnavailable, Unsupported (the bridge's refusal) or std::runtime_error.
+// built once, on `threads` intra-op threads, in a bridge process of its own (which lives as
+// long as `run`). `run` times one run (ms) and may be called between other sides' runs;
+// probe_ms is the first run, after one warm-up. Throws BackendUnavailable, Unsupported (the
+// bridge's refusal of the op or mode) or std::runtime_error (any other failure).
 // random_inputs ({name: {"shape", "low", "high"}}, the benchmark's own description of its
 // random inputs) names the inputs the bridge draws itself, uniformly in [low, high), instead
 // of receiving them: a case goes as one JSON line, which Node cannot hold past 2^29 characters

@@ -71,9 +71,9 @@ json performance_section(const json& bench, const std::string& pages) {
     std::vector<std::string> row{r["shape"], r["pass"],
                                  have ? ms_text(ours) + (ours.value("kernel_only", false) ? "" : "*")
                                       : ours.value("unsupported", std::string("-"))};
+    const json failed = failed_peers(r);
     for (const std::string& name : peer_names) {
       auto it = peers.find(name);
-      const json failed = failed_peers(r);
       row.push_back(it != peers.end() && it->second.contains("median_ms") ? ms_text(it->second)
                     : failed.contains(name)                               ? "failed: " + failed[name].get<std::string>()
                                                                           : "-");

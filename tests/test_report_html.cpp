@@ -1,7 +1,8 @@
 // The report's page furniture (reports/html_finish.h) and its first table
 // (reports/verdict_matrix.h) on small hand-made inputs: ids and links that meet, statuses as
 // words, and the status each kind of record earns — a seeded bug caught only by determinism is
-// CAUGHT, one no check caught is MISSED, an implementation's failure is FAIL.
+// CAUGHT, one no check caught is MISSED, an implementation's failure is FAIL; and the
+// performance page's peer columns (a peer that failed is shown as failed).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/at_a_glance.h"
-#include "reports/sections.h"
 #include "reports/html_finish.h"
+#include "reports/sections.h"
 #include "reports/verdict_matrix.h"
 
 namespace oplab::report {

@@ -106,11 +106,12 @@ void define_ps_gradient(Halide::Func grad_input, Halide::Func gblk, bool cpu, Sc
 // every pw of the row (7 blocks, 1.7 MB at the main job's R-FCN shape, each task writing its
 // own: past L2); one pw at a time it is one block (`oplab bench --reduced --shape ps_roi_align
 // --threads 1`: 0.84-0.89 ms against 0.69-0.75, standard shape on two threads 3.57 against
-// 3.36). The forward's acc, sized the same way, is small: there the change measured nothing. The transpose moves tiles of 16 pixels by the block's lanes in registers
-// (the channel split guards rather than shifts its last block, so a tile's lanes are the lanes
-// of one block: constant offsets, one dense load and a shuffle); a block's guarded lanes (the
-// last block, or the only one when there are fewer output channels than a block) store
-// vectors of 16 pixels, each assembled lane by lane; narrow images take a plain loop.
+// 3.36). The forward's acc, sized the same way, is small: there the change measured nothing.
+// The transpose moves tiles of 16 pixels by the block's lanes in registers (the channel split
+// guards rather than shifts its last block, so a tile's lanes are the lanes of one block:
+// constant offsets, one dense load and a shuffle); a block's guarded lanes (the last block, or
+// the only one when there are fewer output channels than a block) store vectors of 16
+// pixels, each assembled lane by lane; narrow images take a plain loop.
 // Measured at the main job's R-FCN shape (7 output channels, one partial block; `oplab bench
 // --reduced --shape ps_roi_align --threads 1`): 1.38 ms when the tiles needed a full block
 // (the plain loop, a scalar load and store per element, most of the kernel's samples), 0.64

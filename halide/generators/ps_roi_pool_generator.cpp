@@ -166,10 +166,9 @@ class PsRoiPoolForwardInPlace : public Generator<PsRoiPoolForwardInPlace> {
 // (pw, ph, c) of image batch(k), rois in order, pixels row-major.
 //  * CPU: per plane (pw, ph, c), every image's (a task per (ph, c), its planes in turn): it
 //    zeroes a scratch plane, adds every roi's bin of it, rois in order, and copies it into
-//    grad_input while it is in cache. Only
-//    that task writes the plane, so no two writes collide, and each pixel's sum is in roi
-//    order, as before. A bin adds one value to
-//    a rectangle of its plane, so nothing is gained by blocking channels: the channels-last
+//    grad_input while it is in cache. Only that task writes the plane, so no two writes
+//    collide, and each pixel's sum is in roi order, as before. A bin adds one value to a
+//    rectangle of its plane, so nothing is gained by blocking channels: the channels-last
 //    blocks ps_roi_align's corners need (ps_roi_blocks.h), which this kernel used too, zeroed
 //    and transposed a copy of the whole gradient: 0.7-0.95x torchvision's speed on the reduced
 //    bench shape (7 output channels; 1.7x faster now, the same on the standard one).
