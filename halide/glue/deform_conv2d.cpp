@@ -225,7 +225,7 @@ class DcnCall {
  private:
   // The CPU backward's Gcol of one image, gcol(c, j, i, ox, oy) (DeformConv2dGcol), held for
   // the call's life, so a timed backward reuses pages already touched. The Gcol kernel writes
-  // whole tiles: channels rounded up to 64, ox to 8 (gcol_w_). The readers see the same memory
+  // whole tiles: channels rounded up to 64, ox to 6 (gcol_w_). The readers see the same memory
   // with 64 more channels per row (gcol_r_): grad_offset/grad_mask's vectors of an offset
   // group's channels may run past the last channel; those lanes read the next point's values
   // (or the slack at the end) and are discarded. On a GPU, a one-element placeholder.
@@ -239,7 +239,7 @@ class DcnCall {
     // walk a row's points ox innermost, so their reads of Gcol run through memory in order.
     // Stored taps-inner (the dimensions' own order) they jumped C * kh * kw floats per point:
     // the C128 64x64 backward took 3-5% longer (two threads; C64 56x56 the same).
-    const int64_t Cw = (p_.C + 63) / 64 * 64, Wp = (p_.Wo + 7) / 8 * 8;
+    const int64_t Cw = (p_.C + 63) / 64 * 64, Wp = (p_.Wo + 5) / 6 * 6;
     enum { kC, kJ, kI, kOx, kOy, kN };
     const int64_t ext[] = {Cw, p_.kw, p_.kh, Wp, p_.Ho, 1};
     std::vector<halide_dimension_t> dims(6);
