@@ -21,8 +21,6 @@
 #include <HalideBuffer.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -35,33 +33,11 @@
 #include "b_fwd.h"
 #include "b_gcol.h"
 #include "b_gw.h"
+#include "two_revisions.h"
 
 using Halide::Runtime::Buffer;
 
 namespace {
-
-double ms(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-// max |a - b| / max |a| over the elements whose first coordinate is below n0 and fourth below
-// n3 (Gcol's buffer is rounded up to whole tiles, which each side may fill differently).
-double relative_difference(Buffer<float>& a, Buffer<float>& b, int n0 = 1 << 30, int n3 = 1 << 30) {
-  double worst = 0, scale = 0;
-  a.for_each_element([&](const int* p) {
-    if (p[0] >= n0 || (a.dimensions() > 3 && p[3] >= n3)) return;
-    worst = std::max(worst, double(std::fabs(a(p) - b(p))));
-    scale = std::max(scale, double(std::fabs(a(p))));
-  });
-  return scale > 0 ? worst / scale : worst;
-}
 
 // Image n of a buffer whose outermost dimension is the batch, at 0 (as the glue's image()).
 Buffer<float> image(Buffer<float>& b, int n) {
@@ -122,32 +98,19 @@ int main(int argc, char** argv) {
     }
   Buffer<float> gw[2] = {Buffer<float>(3, 3, C, C, 1), Buffer<float>(3, 3, C, C, 1)};
   Buffer<float> gb[2] = {Buffer<float>(C, 1), Buffer<float>(C, 1)};
-  struct Kernel {
-    const char* name;
-    std::function<void()> side[2];
-    Buffer<float>* result;
-  };
-  std::vector<Kernel> kernels = {
+  std::vector<two_revisions::Kernel> kernels = {
       {"forward",
        {[&] { a_fwd(nullptr, in, off, mask, w, 1, 1, 1, 1, 1, 1, bias, out[0]); },
         [&] { b_fwd(nullptr, in, off, mask, w, 1, 1, 1, 1, 1, 1, bias, out[1]); }},
        out},
-      {"gcol", {[&] { gcols(0); }, [&] { gcols(1); }}, gcol},
+      // Gcol's rounded-up channels and columns are left out (each side may fill them differently).
+      {"gcol", {[&] { gcols(0); }, [&] { gcols(1); }}, gcol, [&](const int* p) { return p[0] < C && p[3] < HW; }},
       {"grad_weight",
        {[&] { a_gw(nullptr, in, off, mask, w, 1, 1, 1, 1, 1, 1, gout, chunks, gw[0], gb[0]); },
         [&] { b_gw(nullptr, in, off, mask, w, 1, 1, 1, 1, 1, 1, gout, chunks, gw[1], gb[1]); }},
        gw},
   };
   std::printf("deform_conv2d N%d C%d %dx%d, %d runs alternating (ms)\n", N, C, HW, HW, runs);
-  for (Kernel& k : kernels) {
-    k.side[0](), k.side[1]();  // warm-up
-    std::vector<double> t[2];
-    for (int i = 0; i < runs; ++i)
-      for (int s : {0, 1}) t[s].push_back(ms(k.side[s]));
-    std::printf("%-11s  a median %7.3f min %7.3f   b median %7.3f min %7.3f   a / b %.2f   max |a - b| / max |a| %.1e\n",
-                k.name, median(t[0]), *std::min_element(t[0].begin(), t[0].end()), median(t[1]),
-                *std::min_element(t[1].begin(), t[1].end()), median(t[0]) / median(t[1]),
-                relative_difference(k.result[0], k.result[1], C, HW));
-  }
+  two_revisions::time_alternating(kernels, runs);
   return 0;
 }

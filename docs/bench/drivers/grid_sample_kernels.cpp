@@ -21,13 +21,8 @@
 // e.g. `8 64 128 128 zeros 7` (the standard bench shape) or `2 16 128 128 border 21` (reduced).
 #include <HalideBuffer.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,34 +33,9 @@
 #include "b_fwd.h"
 #include "b_gg.h"
 #include "b_gi.h"
+#include "two_revisions.h"
 
 using Halide::Runtime::Buffer;
-
-namespace {
-
-double ms(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-// max |a - b| / max |a|
-double relative_difference(Buffer<float>& a, Buffer<float>& b) {
-  double worst = 0, scale = 0;
-  const float *pa = a.data(), *pb = b.data();
-  for (size_t i = 0; i < a.number_of_elements(); ++i) {
-    worst = std::max(worst, double(std::fabs(pa[i] - pb[i])));
-    scale = std::max(scale, double(std::fabs(pa[i])));
-  }
-  return scale > 0 ? worst / scale : worst;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 7) {
@@ -85,12 +55,7 @@ int main(int argc, char** argv) {
   Buffer<float> out[2] = {Buffer<float>(W, H, C, N), Buffer<float>(W, H, C, N)};
   Buffer<float> gi[2] = {Buffer<float>(W, H, C, N), Buffer<float>(W, H, C, N)};
   Buffer<float> gg[2] = {Buffer<float>(2, W, H, N), Buffer<float>(2, W, H, N)};
-  struct Kernel {
-    const char* name;
-    std::function<void()> side[2];
-    Buffer<float>* result;
-  };
-  std::vector<Kernel> kernels = {
+  std::vector<two_revisions::Kernel> kernels = {
       {"forward",
        {[&] { a_fwd(nullptr, in, grid, mode, pad, ac, out[0]); }, [&] { b_fwd(nullptr, in, grid, mode, pad, ac, out[1]); }},
        out},
@@ -104,15 +69,6 @@ int main(int argc, char** argv) {
        gg},
   };
   std::printf("[%d, %d, %d, %d] %s, %d runs alternating (ms)\n", N, C, H, W, pad_name.c_str(), runs);
-  for (Kernel& k : kernels) {
-    k.side[0](), k.side[1]();  // warm-up
-    std::vector<double> t[2];
-    for (int i = 0; i < runs; ++i)
-      for (int s : {0, 1}) t[s].push_back(ms(k.side[s]));
-    std::printf("%-10s  a median %7.3f min %7.3f   b median %7.3f min %7.3f   a / b %.2f   max |a - b| / max |a| %.1e\n",
-                k.name, median(t[0]), *std::min_element(t[0].begin(), t[0].end()), median(t[1]),
-                *std::min_element(t[1].begin(), t[1].end()), median(t[0]) / median(t[1]),
-                relative_difference(k.result[0], k.result[1]));
-  }
+  two_revisions::time_alternating(kernels, runs);
   return 0;
 }
