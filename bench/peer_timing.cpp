@@ -19,7 +19,7 @@ struct PeerFailed : std::runtime_error {
 
 Measurement measure(const std::function<double()>& ours, const std::vector<PeerSide>& peers, const TimingPlan& plan) {
   Measurement m;
-  std::vector<std::function<double()>> runs(peers.size());
+  std::vector<std::function<double(int)>> runs(peers.size());
   for (size_t i = 0; i < peers.size(); ++i) {
     PeerTiming p;
     p.name = peers[i].name;
@@ -40,16 +40,22 @@ Measurement measure(const std::function<double()>& ours, const std::vector<PeerS
   }
   m.warmup = m.slow ? 0 : plan.warmup;
   m.repeats = m.slow ? std::min(plan.repeats, plan.slow_repeats) : plan.repeats;
+  m.pre_runs = m.slow ? 0 : plan.pre_runs;
+  const int pre_runs = m.pre_runs;
   for (;;) {
     std::vector<std::function<double()>> sides;
     std::vector<size_t> live;  // m.peers index of each peer side
-    if (ours) sides.push_back(ours);
+    if (ours)
+      sides.push_back([&ours, pre_runs] {
+        for (int i = 0; i < pre_runs; ++i) (void)ours();
+        return ours();
+      });
     for (size_t i = 0; i < peers.size(); ++i) {
       if (!runs[i]) continue;
       live.push_back(i);
-      sides.push_back([&runs, i] {
+      sides.push_back([&runs, i, pre_runs] {
         try {
-          return runs[i]();
+          return runs[i](pre_runs);
         } catch (const std::exception& e) {
           throw PeerFailed(i, e.what());
         }

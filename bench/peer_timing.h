@@ -3,6 +3,10 @@
 // probe: does it take the case, and is it slow), then ours and every live peer alternate run by
 // run (O P1 P2 O P1 P2 ...), so that a slow phase of a noisy machine falls on every side alike,
 // and every peer's figure carries the same statistics and the same overlap flag against ours.
+// Each timed run comes right after an untimed run of the same side (its pre-run: O O P1 P1 ...,
+// a peer's inside the same request), so that every side is timed with its own data in cache
+// and the cores it uses awake, whatever ran before it (docs/bench/2026-11-29g-cpu.md: on a
+// virtual machine an idle core takes milliseconds to come back).
 #include <functional>
 #include <optional>
 #include <string>
@@ -12,10 +16,11 @@
 
 namespace oplab::bench {
 
-// A peer started for one measurement: a function that does one run and returns the time it
-// measured (ms), and the time of the probe run that start made.
+// A peer started for one measurement: a function that does `pre_runs` untimed runs and then one
+// timed run, back to back, and returns the time of the timed one (ms); and the time of the
+// probe run that start made.
 struct StartedPeer {
-  std::function<double()> run;
+  std::function<double(int pre_runs)> run;
   double probe_ms = 0;
 };
 
@@ -41,15 +46,20 @@ struct PeerTiming {
 struct TimingPlan {
   int warmup = 2, repeats = 5;
   // A peer whose probe runs longer than slow_ms (seconds per run) cuts the measurement to
-  // slow_repeats runs with no warm-up, so that one shape cannot take the main job's time.
+  // slow_repeats runs with no warm-up and no pre-runs, so that one shape cannot take the main
+  // job's time (a run of a second is not changed by a few milliseconds of waking).
   double slow_ms = 1000;
   int slow_repeats = 3;
+  // Untimed runs of a side right before each of its timed runs (0: each side timed as the
+  // others leave the machine, the method of the records before 2026-11-29g).
+  int pre_runs = 1;
 };
 
 struct Measurement {
   std::optional<Timing> ours;     // empty where `ours` was empty
   std::vector<PeerTiming> peers;  // in the order given
   int warmup = 0, repeats = 0;    // what was run, after a slow peer's cut
+  int pre_runs = 0;
   bool slow = false;
 };
 

@@ -32,6 +32,7 @@ struct Options {
   int threads = 2;
   int repeats = 5;
   int warmup = 2;
+  bool cold = false;  // no pre-runs (bench/peer_timing.h)
   std::vector<std::string> only;  // substrings of shape names
   std::string out = "out/bench.json";
   bool no_backward = false;
@@ -79,11 +80,10 @@ json time_reference_baseline(Backend& ref, const Case& c) {
 constexpr double kSlowMs = 1000;
 
 // torchvision on the same kind of device as ours: its CPU kernels against halide-cpu, its CUDA
-// kernels against halide-cuda. Each request times one run; the probe, after one untimed run,
-// says whether torchvision has the op at all. The timed requests run nothing untimed first, as
-// no other side does: a warm-up right before each timed run (which they had) left torchvision
-// alone timed with its inputs in cache and its threads awake, and the sub-millisecond shapes
-// unfair to the others (docs/bench/2026-11-29b-cpu.md).
+// kernels against halide-cuda. Each request times one run after the measurement's pre-runs, in
+// the bridge, back to back, as every side's (bench/peer_timing.h; a pre-run for torchvision
+// alone, which it once had, left it the only side timed warm: docs/bench/2026-11-29b-cpu.md);
+// the probe, after one untimed run, says whether torchvision has the op at all.
 bench::PeerSide torchvision_side(const json& request, bool backward, const Options& opt, const std::string& device) {
   auto one = [=](int peer_warmup) {
     json req = request;
@@ -98,7 +98,7 @@ bench::PeerSide torchvision_side(const json& request, bool backward, const Optio
   };
   return {"torchvision", [one] {
             const double probe = one(1);
-            return bench::StartedPeer{[one] { return one(0); }, probe};
+            return bench::StartedPeer{one, probe};
           }};
 }
 
@@ -111,13 +111,13 @@ std::vector<bench::PeerSide> other_cpu_peers(const Case& c, const json& random_i
              return bench::StartedPeer{b.run, b.probe_ms};
            }},
           {"opencv", [&c, &opt] {
-             std::function<double()> run = start_opencv_bench(c, opt.threads);
-             const double probe = run();
+             std::function<double(int)> run = start_opencv_bench(c, opt.threads);
+             const double probe = run(0);
              return bench::StartedPeer{run, probe};
            }},
           {"pillow", [&c, &opt] {
-             std::function<double()> run = start_pillow_bench(c, opt.threads);
-             const double probe = run();
+             std::function<double(int)> run = start_pillow_bench(c, opt.threads);
+             const double probe = run(0);
              return bench::StartedPeer{run, probe};
            }}};
 }
@@ -129,7 +129,7 @@ json peer_json(const bench::PeerTiming& p, const bench::Measurement& m) {
   json j = timing_json(*p.t);
   j["alternated"] = true;
   if (p.overlap) j["overlap"] = true;
-  if (p.slow) j["slow"] = "a peer run over 1 s: " + std::to_string(m.repeats) + " runs, no warm-up";
+  if (p.slow) j["slow"] = "a peer run over 1 s: " + std::to_string(m.repeats) + " runs, no warm-up, no pre-run";
   return j;
 }
 
@@ -281,7 +281,8 @@ int run_bench(const Options& opt) {
           for (bench::PeerSide& p : other_cpu_peers(c, s.peer_request.at("random_inputs"), opt)) peers.push_back(std::move(p));
         std::function<double()> our_run;
         if (call) our_run = [&call] { return bench::ms_of(call); };
-        const bench::Measurement m = bench::measure(our_run, peers, bench::TimingPlan{opt.warmup, opt.repeats, kSlowMs, 3});
+        const bench::Measurement m =
+            bench::measure(our_run, peers, bench::TimingPlan{opt.warmup, opt.repeats, kSlowMs, 3, opt.cold ? 0 : 1});
         json ours = m.ours ? timing_json(*m.ours) : json{{"unsupported", why}};
         json peer = peer_json(m.peers.front(), m);
         if (ours.contains("median_ms")) ours["kernel_only"] = kernel_only;
@@ -291,7 +292,8 @@ int run_bench(const Options& opt) {
         // A float16 kernel moves half the bytes (its rois, float32 in both, are a few KB).
         const double bytes = storage == HalideStorage::Float16 ? s.bytes / 2 : s.bytes;
         json rec{{"shape", s.name}, {"op", c.op}, {"pass", backward ? "backward" : "forward"}, {"backend", name},
-                 {"threads", opt.threads}, {"ours", ours}, {"peer", peer}, {"bytes", bytes}};
+                 {"threads", opt.threads}, {"ours", ours}, {"peer", peer}, {"bytes", bytes},
+                 {"pre_runs", m.pre_runs}};
         std::string ours_ms = "-", peer_ms = "-", ratio = "-", gbs = "-", frac = "-";
         if (ours.contains("median_ms")) {
           const double ms = ours["median_ms"];
@@ -369,8 +371,10 @@ int run_bench(const Options& opt) {
     copy_gbs = copy_end;
   }
   // The columns, and only the markers that appear.
-  std::cout << "(ours, peer: median of " << opt.repeats << " runs after " << opt.warmup
-            << " warm-up, ours and every peer alternating run by run; ratio = peer ms / ours ms; rate = GB/s moved (inputs + output)"
+  std::cout << "(ours, peer: median of " << opt.repeats << " runs after " << opt.warmup << " warm-up, "
+            << (opt.cold ? "each side timed as the others leave the machine"
+                         : "each right after an untimed run of the same side")
+            << ", ours and every peer alternating run by run; ratio = peer ms / ours ms; rate = GB/s moved (inputs + output)"
             << (gflops ? ", or GF = GFLOP/s for compute-bound shapes" : "")
             << "; %limit = rate / copy bandwidth" << (gflops ? ", or F: GFLOP/s / FMA peak" : "");
   if (overlapped) std::cout << ";\n ~ = the ratio's two sides' [min, max] ranges overlap: it is within this run's noise";
@@ -381,7 +385,7 @@ int run_bench(const Options& opt) {
   json report{{"copy_bandwidth_gbs", copy_gbs}, {"copy_bandwidth_runs_gbs", copy_runs},
               {"fma_peak_gflops", fma.gflops}, {"fma_peak_runs_gflops", fma.runs_gflops}, {"fma_isa", fma.isa},
               {"threads", opt.threads}, {"repeats", opt.repeats},
-              {"warmup", opt.warmup}, {"reduced", opt.reduced}, {"records", records}, {"complete", true},
+              {"warmup", opt.warmup}, {"pre_runs", opt.cold ? 0 : 1}, {"reduced", opt.reduced}, {"records", records}, {"complete", true},
               {"device", opt.device},
               {"hardware_threads", std::thread::hardware_concurrency()}};
   if (auto v = torchvision_versions()) report["peer_versions"] = *v;
@@ -404,6 +408,8 @@ void add_bench(CLI::App& app) {
   sub->add_option("--warmup,-w", opt->warmup, "untimed runs first (default 2)")->check(whole_number(0, 100000));
   sub->add_option("--shape,-s", opt->only, "only shapes whose name contains this (repeatable; unknown: exit 2)");
   sub->add_flag("--no-backward", opt->no_backward, "forward only");
+  sub->add_flag("--cold", opt->cold,
+                "no untimed run of a side right before each of its timed runs (each timed as the others leave the machine)");
   sub->add_option("--device", opt->device, "cpu (halide-cpu), cuda (halide-cuda) or all (default: each that runs here)")
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   sub->add_option("--out,-o", opt->out, "JSON report (default out/bench.json)");

@@ -315,7 +315,7 @@ OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads, const json&
   b.probe_ms = bench_request(*bridge, json{{"case", case_to_json(sent)}, {"random_inputs", random_inputs}, {"repeats", 1},
                                            {"warmup", 1}, {"threads", threads}})
                    .front();
-  b.run = [bridge] { return bench_request(*bridge, json{{"repeats", 1}, {"warmup", 0}}).front(); };
+  b.run = [bridge](int pre_runs) { return bench_request(*bridge, json{{"repeats", 1}, {"warmup", pre_runs}}).front(); };
   return b;
 }
 

@@ -47,7 +47,7 @@ const std::vector<Divergence>& onnxruntime_uint8_divergences();
 // (a standard RoI shape's feature map, 31 M values, is about 620 M), and the values of a
 // uniform draw change nothing a timing depends on.
 struct OnnxruntimeBench {
-  std::function<double()> run;
+  std::function<double(int pre_runs)> run;  // pre_runs untimed runs, then one timed (ms)
   double probe_ms = 0;
 };
 OnnxruntimeBench start_onnxruntime_bench(const Case& c, int threads, const nlohmann::json& random_inputs = nlohmann::json::object());

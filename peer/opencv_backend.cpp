@@ -214,7 +214,7 @@ std::optional<std::string> opencv_version() {
 #endif
 }
 
-std::function<double()> start_opencv_bench(const Case& c, int threads) {
+std::function<double(int)> start_opencv_bench(const Case& c, int threads) {
   OpencvBackend b;
   if (auto why = b.unavailable_reason()) throw BackendUnavailable("opencv: " + *why);
   validate_case(c);
@@ -235,7 +235,8 @@ std::function<double()> start_opencv_bench(const Case& c, int threads) {
   planes->in.assign(x.data.begin(), x.data.end());
   planes->out.assign(size_t(planes->count) * size_t(planes->Ho) * size_t(planes->Wo), 0.0f);
   resize_float32_planes(*planes, threads);  // warm-up: OpenCV's pool and tables
-  return [planes, threads] {
+  return [planes, threads](int pre_runs) {
+    for (int i = 0; i < pre_runs; ++i) resize_float32_planes(*planes, threads);
     const auto t0 = std::chrono::steady_clock::now();
     resize_float32_planes(*planes, threads);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

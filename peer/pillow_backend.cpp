@@ -172,7 +172,7 @@ Uint8Error pillow_uint8_error(const Case& c) {
                               c.in("input"), true, 22);
 }
 
-std::function<double()> start_pillow_bench(const Case& c, int threads) {
+std::function<double(int)> start_pillow_bench(const Case& c, int threads) {
   PillowBackend b;
   if (auto why = b.unavailable_reason()) throw BackendUnavailable("pillow: " + *why);
   validate_case(c);
@@ -198,7 +198,7 @@ std::function<double()> start_pillow_bench(const Case& c, int threads) {
   };
   // The case (its planes) goes once, with one warm-up; later requests time the kept planes.
   (void)request(json{{"case", case_to_json(c)}, {"repeats", 1}, {"warmup", 1}, {"threads", threads}});
-  return [request] { return request(json{{"repeats", 1}, {"warmup", 0}}); };
+  return [request](int pre_runs) { return request(json{{"repeats", 1}, {"warmup", pre_runs}}); };
 }
 
 }  // namespace oplab

@@ -34,8 +34,9 @@ Uint8Error pillow_uint8_error(const Case& c);
 const std::vector<Divergence>& pillow_divergences();
 
 // A bench session of one case (the bench's CPU peer): its planes made Pillow images once in a
-// bridge process of its own; the function times one Image.resize of every plane (ms), the
-// planes split among `threads` threads. Throws BackendUnavailable or Unsupported (one line).
-std::function<double()> start_pillow_bench(const Case& c, int threads);
+// bridge process of its own; the function times one Image.resize of every plane (ms) after
+// `pre_runs` untimed ones in the same request, the planes split among `threads` threads. Throws
+// BackendUnavailable or Unsupported (one line).
+std::function<double(int pre_runs)> start_pillow_bench(const Case& c, int threads);
 
 }  // namespace oplab

@@ -108,7 +108,12 @@ json performance_section(const json& bench, const std::string& pages) {
             "that has them). GB/s counts every input read once and the output written once; deform_conv2d, bound by "
             "arithmetic, reports GFLOP/s instead. * = timed through the backend's run(), float conversion included. "
             "Where no peer has the op (deform_roi_pool) the ratio is against our double reference, one thread, one "
-            "run. Ours and each peer alternate run by run; times show the median and (min-max) of the runs, and ~ marks "
+            "run. Ours and each peer alternate run by run" +
+            (bench.contains("pre_runs") && bench.value("pre_runs", 0) == 0
+                 ? std::string(", each timed as the others leave the machine")
+                 : bench.contains("pre_runs") ? std::string(", each timed run right after an untimed run of the same side")
+                                              : std::string()) +
+            "; times show the median and (min-max) of the runs, and ~ marks "
             "a ratio whose two ranges overlap (within this run's noise); \"failed\" names a peer that should have timed the "
             "shape and did not, with why (a peer without the op shows -). The limits are measured in the same run: the "
             "copy bandwidth and the FMA peak (a loop of independent vector FMAs on the same threads).");

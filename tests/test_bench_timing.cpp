@@ -40,16 +40,16 @@ TEST(BenchTiming, OverlappingRangesAreTold) {
   EXPECT_FALSE(bench::ranges_overlap(bench::timing_of({}), bench::timing_of({3, 4})));
 }
 
-// A fake peer: its start (the probe) and each run append its letter to `order` and hand out
-// the next of its made-up times.
+// A fake peer: its start (the probe) appends its letter in lower case to `order`, each pre-run
+// '+' and each timed run its letter, which hands out the next of its made-up times.
 bench::PeerSide fake_peer(const std::string& name, char letter, std::string& order, std::vector<double> ms,
                           double probe_ms = 1) {
   auto next = std::make_shared<size_t>(0);
   auto times = std::make_shared<std::vector<double>>(std::move(ms));
   return {name, [&order, letter, next, times, probe_ms] {
             order += char(std::tolower(letter));
-            return bench::StartedPeer{[&order, letter, next, times] {
-                                        order += letter;
+            return bench::StartedPeer{[&order, letter, next, times](int pre_runs) {
+                                        order += std::string(size_t(pre_runs), '+') + letter;
                                         return times->at((*next)++);
                                       },
                                       probe_ms};
@@ -67,7 +67,7 @@ TEST(BenchTiming, OursAndEveryPeerAlternateWithOneSetOfFigures) {
          throw std::runtime_error("absent: no such op");
        }},
       fake_peer("fast", 'F', order, {0, 5, 12, 6})};
-  const bench::Measurement m = bench::measure([&] { order += 'O'; return ours_ms[oi++]; }, peers, {1, 3, 1000, 3});
+  const bench::Measurement m = bench::measure([&] { order += 'O'; return ours_ms[oi++]; }, peers, {1, 3, 1000, 3, 0});
   // Every peer is started (probed) once, then ours and each live peer alternate run by run.
   EXPECT_EQ(order, "taf" "OTF" "OTF" "OTF" "OTF");
   ASSERT_TRUE(m.ours);
@@ -88,17 +88,32 @@ TEST(BenchTiming, OursAndEveryPeerAlternateWithOneSetOfFigures) {
   EXPECT_FALSE(m.slow);
 }
 
+// Every side's timed run follows an untimed run of its own, back to back: ours called twice, a
+// peer asked for its pre-run in the same request. Only the timed runs' figures count.
+TEST(BenchTiming, EachTimedRunFollowsAnUntimedRunOfTheSameSide) {
+  std::string order;
+  std::vector<double> ours_ms = {0, 0, 30, 10, 31, 11};  // a pre-run before every timed run
+  size_t oi = 0;
+  const std::vector<bench::PeerSide> peers{fake_peer("p", 'P', order, {5, 20, 21})};
+  const bench::Measurement m = bench::measure([&] { order += 'O'; return ours_ms[oi++]; }, peers, {1, 2, 1000, 3, 1});
+  EXPECT_EQ(order, "p" "OO+P" "OO+P" "OO+P");  // the warm-up round, then two timed rounds
+  EXPECT_EQ(m.pre_runs, 1);
+  EXPECT_EQ(m.ours->runs_ms, (std::vector<double>{10, 11}));  // 30 and 31 were the pre-runs
+  EXPECT_EQ(m.peers[0].t->runs_ms, (std::vector<double>{20, 21}));
+}
+
 TEST(BenchTiming, ASlowPeerCutsTheRunsAndTheWarmupOfEverySide) {
   std::string order;
   const std::vector<bench::PeerSide> peers{fake_peer("slow", 'S', order, {3000, 3100}, 2500),
                                            fake_peer("quick", 'Q', order, {1, 2})};
-  const bench::Measurement m = bench::measure([&] { order += 'O'; return 1.0; }, peers, {2, 5, 1000, 2});
-  EXPECT_EQ(order, "sq" "OSQ" "OSQ");  // no warm-up round, 2 runs
+  const bench::Measurement m = bench::measure([&] { order += 'O'; return 1.0; }, peers, {2, 5, 1000, 2, 1});
+  EXPECT_EQ(order, "sq" "OSQ" "OSQ");  // no warm-up round, no pre-runs, 2 runs
   EXPECT_TRUE(m.slow);
   EXPECT_TRUE(m.peers[0].slow);
   EXPECT_FALSE(m.peers[1].slow);
   EXPECT_EQ(m.repeats, 2);
   EXPECT_EQ(m.warmup, 0);
+  EXPECT_EQ(m.pre_runs, 0);
   EXPECT_EQ(m.peers[0].t->runs_ms, (std::vector<double>{3000, 3100}));
 }
 
@@ -107,7 +122,7 @@ TEST(BenchTiming, APeerThatStopsAnsweringIsDroppedAndTheRestRetimed) {
   int calls = 0;
   const std::vector<bench::PeerSide> peers{
       {"flaky", [&] {
-         return bench::StartedPeer{[&]() -> double {
+         return bench::StartedPeer{[&](int) -> double {
                                      order += 'X';
                                      if (++calls == 2) throw std::runtime_error("bridge died");
                                      return 1;
@@ -116,7 +131,7 @@ TEST(BenchTiming, APeerThatStopsAnsweringIsDroppedAndTheRestRetimed) {
        }},
       fake_peer("steady", 'P', order, {4, 5, 6, 7})};
   int ours = 0;
-  const bench::Measurement m = bench::measure([&] { order += 'O'; return double(++ours); }, peers, {0, 2, 1000, 3});
+  const bench::Measurement m = bench::measure([&] { order += 'O'; return double(++ours); }, peers, {0, 2, 1000, 3, 0});
   // The first attempt ends at flaky's second run; the second times ours and steady alone.
   EXPECT_EQ(order, "p" "OXP" "OX" "OP" "OP");
   EXPECT_FALSE(m.peers[0].t);
@@ -143,13 +158,13 @@ TEST(BenchTiming, APeerThatFailsIsToldApartFromOneWithoutTheCase) {
       throwing("absent", [] { throw BackendUnavailable("absent: not installed"); }),
       throwing("crashed", [] { throw std::runtime_error("the process stopped reading its input"); }),
       {"dies", [&] {
-         return bench::StartedPeer{[&]() -> double {
+         return bench::StartedPeer{[&](int) -> double {
                                      if (++calls == 2) throw std::runtime_error("bridge died");
                                      return 1;
                                    },
                                    1};
        }}};
-  const bench::Measurement m = bench::measure([] { return 1.0; }, peers, {0, 2, 1000, 3});
+  const bench::Measurement m = bench::measure([] { return 1.0; }, peers, {0, 2, 1000, 3, 0});
   ASSERT_EQ(m.peers.size(), 4u);
   EXPECT_FALSE(m.peers[0].failed);
   EXPECT_EQ(m.peers[0].unsupported, "lacks: no op roi_align");
@@ -164,11 +179,11 @@ TEST(BenchTiming, APeerThatFailsIsToldApartFromOneWithoutTheCase) {
 TEST(BenchTiming, WithoutOursThePeersStillAlternateAndWhatOursThrowsIsThrown) {
   std::string order;
   const bench::Measurement m =
-      bench::measure(nullptr, {fake_peer("a", 'A', order, {1, 2}), fake_peer("b", 'B', order, {3, 4})}, {0, 2, 1000, 3});
+      bench::measure(nullptr, {fake_peer("a", 'A', order, {1, 2}), fake_peer("b", 'B', order, {3, 4})}, {0, 2, 1000, 3, 0});
   EXPECT_EQ(order, "ab" "AB" "AB");
   EXPECT_FALSE(m.ours);
   EXPECT_FALSE(m.peers[0].overlap);
-  EXPECT_THROW(bench::measure([]() -> double { throw std::logic_error("ours broke"); }, {}, {0, 1, 1000, 3}),
+  EXPECT_THROW(bench::measure([]() -> double { throw std::logic_error("ours broke"); }, {}, {0, 1, 1000, 3, 0}),
                std::logic_error);
 }
 

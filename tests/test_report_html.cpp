@@ -144,5 +144,31 @@ TEST(PerformancePage, APeerThatFailedIsShownAsFailed) {
   EXPECT_EQ(md.str().find("pillow"), std::string::npos) << "a peer that lacks the op gets no column";
 }
 
+// The page says how its figures were timed: with pre-runs (the bench's default) or cold, as
+// the bench's JSON records it; a record from before the field says neither.
+TEST(PerformancePage, ItSaysWhetherEachTimedRunFollowedAPreRun) {
+  auto page = [](const json& pre_runs) {
+    json bench = {{"threads", 2},
+                  {"records", json::array({{{"shape", "grid"},
+                                            {"op", "grid_sample"},
+                                            {"pass", "forward"},
+                                            {"ours", {{"median_ms", 2.0}}},
+                                            {"peer", {{"median_ms", 4.0}}}}})}};
+    if (!pre_runs.is_null()) bench["pre_runs"] = pre_runs;
+    const std::string dir = ::testing::TempDir() + "/perf_pre_runs";
+    std::filesystem::remove_all(dir);
+    performance_section(bench, dir);
+    std::ifstream f(std::filesystem::path(dir) / "performance" / "page.md");
+    std::stringstream md;
+    md << f.rdbuf();
+    return md.str();
+  };
+  const std::string warm = page(1), cold = page(0), old = page(json());
+  EXPECT_NE(warm.find("each timed run right after an untimed run of the same side"), std::string::npos) << warm;
+  EXPECT_NE(cold.find("each timed as the others leave the machine"), std::string::npos) << cold;
+  for (const std::string* md : {&warm, &old}) EXPECT_EQ(md->find("as the others leave the machine"), std::string::npos);
+  EXPECT_EQ(old.find("untimed run of the same side"), std::string::npos) << old;
+}
+
 }  // namespace
 }  // namespace oplab::report
