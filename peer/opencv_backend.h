@@ -30,10 +30,9 @@ const std::vector<Divergence>& opencv_divergences();
 
 // cv::resize of one case (validated, supported) on `threads` threads, warmed up once: a function
 // that does `pre_runs` untimed runs and times one more (ms), to be called between other sides'
-// runs. Unlike the evaluations (CV_64F),
-// the timed run resizes float32 planes, as the other sides of a benchmark compute, into outputs
-// allocated once, the planes split among the threads. Throws Unsupported /
-// BackendUnavailable where it cannot run the case.
+// runs. Unlike the evaluations (CV_64F), the timed run resizes float32 planes, as the other
+// sides of a benchmark compute, into outputs allocated once, the planes split among the
+// threads. Throws Unsupported / BackendUnavailable where it cannot run the case.
 std::function<double(int pre_runs)> start_opencv_bench(const Case& c, int threads);
 
 }  // namespace oplab

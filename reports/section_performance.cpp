@@ -101,6 +101,11 @@ json performance_section(const json& bench, const std::string& pages) {
                                std::to_string(bench.value("threads", 0)) + " threads; copy bandwidth " + nb::fmt(copy) +
                                " GB/s" + (fma > 0 ? ", FMA peak " + nb::fmt(fma) + " GFLOP/s" : std::string()) + "."
                          : "No measurement had both sides (see the table for why).");
+  // How each run was timed (bench/peer_timing.h); a record older than the field says neither.
+  std::string method;
+  if (bench.contains("pre_runs"))
+    method = bench.value("pre_runs", 0) > 0 ? ", each timed run right after an untimed run of the same side"
+                                            : ", each timed as the others leave the machine";
   page.text("Median of " + std::to_string(bench.value("repeats", 0)) + " runs after " + std::to_string(bench.value("warmup", 0)) +
             " warm-up runs, " + std::to_string(bench.value("threads", 0)) + " threads on every side, float32; " +
             (bench.value("reduced", false) ? "reduced shapes (the main job's)" : "the standard shapes of the design notes") +
@@ -108,11 +113,7 @@ json performance_section(const json& bench, const std::string& pages) {
             "that has them). GB/s counts every input read once and the output written once; deform_conv2d, bound by "
             "arithmetic, reports GFLOP/s instead. * = timed through the backend's run(), float conversion included. "
             "Where no peer has the op (deform_roi_pool) the ratio is against our double reference, one thread, one "
-            "run. Ours and each peer alternate run by run" +
-            (bench.contains("pre_runs") && bench.value("pre_runs", 0) == 0
-                 ? std::string(", each timed as the others leave the machine")
-                 : bench.contains("pre_runs") ? std::string(", each timed run right after an untimed run of the same side")
-                                              : std::string()) +
+            "run. Ours and each peer alternate run by run" + method +
             "; times show the median and (min-max) of the runs, and ~ marks "
             "a ratio whose two ranges overlap (within this run's noise); \"failed\" names a peer that should have timed the "
             "shape and did not, with why (a peer without the op shows -). The limits are measured in the same run: the "

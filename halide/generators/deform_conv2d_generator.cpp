@@ -29,11 +29,11 @@
 //    channels at a time.
 //  * Gcol = W^T gout (ChannelGcol), the column gradient, its own pipeline (DeformConv2dGcol):
 //    per output row a GEMM with the input channels along the vectors (tiles of 4 vectors of
-//    channels x 6 columns, as the forward's), stored channels-innermost for one image into a scratch buffer the
-//    glue holds for the call's life. The CPU backward runs image by image: Gcol, then
-//    grad_input and grad_offset/grad_mask both reading it, so it is computed once (each
-//    computed its own before: two GEMMs of the forward's size where one now runs). One image
-//    at a time keeps the scratch at C * kh * kw * Ho * Wo floats (19 MB for C128 64²).
+//    channels x 6 columns, as the forward's), stored channels-innermost for one image into a
+//    scratch buffer the glue holds for the call's life. The CPU backward runs image by image:
+//    Gcol, then grad_input and grad_offset/grad_mask both reading it, so it is computed once
+//    (each computed its own before: two GEMMs of the forward's size where one now runs). One
+//    image at a time keeps the scratch at C * kh * kw * Ho * Wo floats (19 MB for C128 64²).
 //  * grad_input: per task (2 vectors of channels of one image) and output row, each sample
 //    adds a vector of that block's Gcol, times its corner weights, to its corners in the
 //    task's own channels-innermost gradient block (no atomics). The block is allocated per
