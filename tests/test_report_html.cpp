@@ -123,6 +123,17 @@ TEST(AtAGlance, SpeedIsOursAgainstTheFastestPeerPerOp) {
   EXPECT_EQ(md.find("deform_roi_pool"), std::string::npos) << "no peer has it: no ratio to a peer";
 }
 
+// The performance page (its page.md) that `bench` makes, written under a folder of its own.
+std::string performance_page(const json& bench, const std::string& folder) {
+  const std::string dir = ::testing::TempDir() + "/" + folder;
+  std::filesystem::remove_all(dir);
+  performance_section(bench, dir);
+  std::ifstream f(std::filesystem::path(dir) / "performance" / "page.md");
+  std::stringstream md;
+  md << f.rdbuf();
+  return md.str();
+}
+
 // A peer that failed on a shape (a crashed bridge) is shown as failed, with why, in its own
 // column of the performance page; a peer that lacks the op stays "-".
 TEST(PerformancePage, APeerThatFailedIsShownAsFailed) {
@@ -134,14 +145,9 @@ TEST(PerformancePage, APeerThatFailedIsShownAsFailed) {
                                                 {"peer", {{"unsupported", "torchvision: no such mode"}}},
                                                 {"peer_failed", {{"onnxruntime", "the process stopped reading its input"}}},
                                                 {"peer_unsupported", {{"pillow", "pillow: only interpolate"}}}}})}};
-  const std::string dir = ::testing::TempDir() + "/perf_failed";
-  std::filesystem::remove_all(dir);
-  performance_section(bench, dir);
-  std::ifstream f(std::filesystem::path(dir) / "performance" / "page.md");
-  std::stringstream md;
-  md << f.rdbuf();
-  EXPECT_NE(md.str().find("| failed: the process stopped reading its input |"), std::string::npos) << md.str();
-  EXPECT_EQ(md.str().find("pillow"), std::string::npos) << "a peer that lacks the op gets no column";
+  const std::string md = performance_page(bench, "perf_failed");
+  EXPECT_NE(md.find("| failed: the process stopped reading its input |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("pillow"), std::string::npos) << "a peer that lacks the op gets no column";
 }
 
 // The page says how its figures were timed: with pre-runs (the bench's default) or cold, as
@@ -155,13 +161,7 @@ TEST(PerformancePage, ItSaysWhetherEachTimedRunFollowedAPreRun) {
                                             {"ours", {{"median_ms", 2.0}}},
                                             {"peer", {{"median_ms", 4.0}}}}})}};
     if (!pre_runs.is_null()) bench["pre_runs"] = pre_runs;
-    const std::string dir = ::testing::TempDir() + "/perf_pre_runs";
-    std::filesystem::remove_all(dir);
-    performance_section(bench, dir);
-    std::ifstream f(std::filesystem::path(dir) / "performance" / "page.md");
-    std::stringstream md;
-    md << f.rdbuf();
-    return md.str();
+    return performance_page(bench, "perf_pre_runs");
   };
   const std::string warm = page(1), cold = page(0), old = page(json());
   EXPECT_NE(warm.find("each timed run right after an untimed run of the same side"), std::string::npos) << warm;
