@@ -33,7 +33,7 @@
 #include "b_fwd.h"
 #include "b_gcol.h"
 #include "b_gw.h"
-#include "two_revisions.h"
+#include "driver_timing.h"
 
 using Halide::Runtime::Buffer;
 
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     }
   Buffer<float> gw[2] = {Buffer<float>(3, 3, C, C, 1), Buffer<float>(3, 3, C, C, 1)};
   Buffer<float> gb[2] = {Buffer<float>(C, 1), Buffer<float>(C, 1)};
-  std::vector<two_revisions::Kernel> kernels = {
+  std::vector<driver_timing::Kernel> kernels = {
       {"forward",
        {[&] { a_fwd(nullptr, in, off, mask, w, 1, 1, 1, 1, 1, 1, bias, out[0]); },
         [&] { b_fwd(nullptr, in, off, mask, w, 1, 1, 1, 1, 1, 1, bias, out[1]); }},
@@ -111,6 +111,6 @@ int main(int argc, char** argv) {
        gw},
   };
   std::printf("deform_conv2d N%d C%d %dx%d, %d runs alternating (ms)\n", N, C, HW, HW, runs);
-  two_revisions::time_alternating(kernels, runs);
+  driver_timing::time_alternating(kernels, runs);
   return 0;
 }

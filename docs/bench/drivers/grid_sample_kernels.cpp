@@ -33,7 +33,7 @@
 #include "b_fwd.h"
 #include "b_gg.h"
 #include "b_gi.h"
-#include "two_revisions.h"
+#include "driver_timing.h"
 
 using Halide::Runtime::Buffer;
 
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   Buffer<float> out[2] = {Buffer<float>(W, H, C, N), Buffer<float>(W, H, C, N)};
   Buffer<float> gi[2] = {Buffer<float>(W, H, C, N), Buffer<float>(W, H, C, N)};
   Buffer<float> gg[2] = {Buffer<float>(2, W, H, N), Buffer<float>(2, W, H, N)};
-  std::vector<two_revisions::Kernel> kernels = {
+  std::vector<driver_timing::Kernel> kernels = {
       {"forward",
        {[&] { a_fwd(nullptr, in, grid, mode, pad, ac, out[0]); }, [&] { b_fwd(nullptr, in, grid, mode, pad, ac, out[1]); }},
        out},
@@ -69,6 +69,6 @@ int main(int argc, char** argv) {
        gg},
   };
   std::printf("[%d, %d, %d, %d] %s, %d runs alternating (ms)\n", N, C, H, W, pad_name.c_str(), runs);
-  two_revisions::time_alternating(kernels, runs);
+  driver_timing::time_alternating(kernels, runs);
   return 0;
 }

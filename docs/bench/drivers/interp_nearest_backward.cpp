@@ -24,6 +24,7 @@
 #include <random>
 #include <vector>
 
+#include "driver_timing.h"
 #include "interp_nearest2_bwd_cpu.h"
 #include "interp_nearest2x2_bwd_cpu.h"
 
@@ -31,11 +32,7 @@ using Halide::Runtime::Buffer;
 
 namespace {
 
-double ms(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using driver_timing::ms;
 
 using Kernel = int (*)(const void*, halide_buffer_t*, double, double, double, bool, bool, int, int, int, int, int, int,
                        int, int, int, halide_buffer_t*);

@@ -27,17 +27,14 @@
 #include <random>
 #include <vector>
 
+#include "driver_timing.h"
 #include "ps_roi_pool_bwd_cpu.h"
 
 using Halide::Runtime::Buffer;
 
 namespace {
 
-double ms(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using driver_timing::ms;
 
 }  // namespace
 

@@ -1,7 +1,8 @@
-// What the two-revision drivers share: a kernel of revision a and of revision b, each run
-// alternating with the other after one warm-up each, and a line with each side's median and
-// min and the largest difference between the sides' outputs relative to the largest output
-// (0 where both sum in the same order).
+// What the bench drivers share: the time of one call, the median of runs, and for the drivers
+// of two revisions a kernel of revision a and of revision b, each run alternating with the
+// other after one warm-up each, and a line with each side's median and min and the largest
+// difference between the sides' outputs relative to the largest output (0 where both sum in
+// the same order).
 #pragma once
 
 #include <HalideBuffer.h>
@@ -13,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-namespace two_revisions {
+namespace driver_timing {
 
 inline double ms(const std::function<void()>& f) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -61,4 +62,4 @@ inline void time_alternating(std::vector<Kernel>& kernels, int runs) {
   }
 }
 
-}  // namespace two_revisions
+}  // namespace driver_timing
