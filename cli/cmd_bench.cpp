@@ -33,6 +33,7 @@ struct Options {
   int repeats = 5;
   int warmup = 2;
   bool cold = false;  // no pre-runs (bench/peer_timing.h)
+  int pre_runs() const { return cold ? 0 : 1; }
   std::vector<std::string> only;  // substrings of shape names
   std::string out = "out/bench.json";
   bool no_backward = false;
@@ -282,7 +283,7 @@ int run_bench(const Options& opt) {
         std::function<double()> our_run;
         if (call) our_run = [&call] { return bench::ms_of(call); };
         const bench::Measurement m =
-            bench::measure(our_run, peers, bench::TimingPlan{opt.warmup, opt.repeats, kSlowMs, 3, opt.cold ? 0 : 1});
+            bench::measure(our_run, peers, bench::TimingPlan{opt.warmup, opt.repeats, kSlowMs, 3, opt.pre_runs()});
         json ours = m.ours ? timing_json(*m.ours) : json{{"unsupported", why}};
         json peer = peer_json(m.peers.front(), m);
         if (ours.contains("median_ms")) ours["kernel_only"] = kernel_only;
@@ -385,7 +386,7 @@ int run_bench(const Options& opt) {
   json report{{"copy_bandwidth_gbs", copy_gbs}, {"copy_bandwidth_runs_gbs", copy_runs},
               {"fma_peak_gflops", fma.gflops}, {"fma_peak_runs_gflops", fma.runs_gflops}, {"fma_isa", fma.isa},
               {"threads", opt.threads}, {"repeats", opt.repeats},
-              {"warmup", opt.warmup}, {"pre_runs", opt.cold ? 0 : 1}, {"reduced", opt.reduced}, {"records", records}, {"complete", true},
+              {"warmup", opt.warmup}, {"pre_runs", opt.pre_runs()}, {"reduced", opt.reduced}, {"records", records}, {"complete", true},
               {"device", opt.device},
               {"hardware_threads", std::thread::hardware_concurrency()}};
   if (auto v = torchvision_versions()) report["peer_versions"] = *v;
