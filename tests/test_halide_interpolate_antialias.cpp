@@ -98,6 +98,42 @@ TEST(HalideInterpolateAntialias, BandsReadOnlyTheirOwnTaps) {
   }
 }
 
+TEST(HalideInterpolateAntialias, EveryRowOfAManyPlaneBatchIsResampledOnce) {
+  // The CPU runs the output's rows of all planes in tasks of max(8, rows / 128) rows: 2605
+  // planes of one row, 8 -> 2 bilinear, make tasks of 20 rows and a last one of 5. Each plane
+  // holds its own values, and each output is checked against the weights of
+  // EightToTwoBilinearMatchesHandDerivation (output 1 mirrors output 0), forward and backward.
+  const int64_t planes = 2605;
+  const double w0[] = {0.625, 0.875, 0.875, 0.625, 0.375, 0.125, 0, 0};
+  for (Backend* b : runnable_halide_backends("aa")) {
+    Case c;
+    c.op = "interpolate";
+    c.params = {{"mode", "bilinear"}, {"antialias", true}, {"size", {1, 2}}};
+    Tensor x(Shape{1, planes, 1, 8}), g(Shape{1, planes, 1, 2});
+    for (int64_t p = 0; p < planes; ++p) {
+      for (int i = 0; i < 8; ++i) x.data[size_t(p * 8 + i)] = double(p % 97) + 0.25 * i;
+      g.data[size_t(p * 2)] = double(p % 5);
+      g.data[size_t(p * 2 + 1)] = 1.0;
+    }
+    c.inputs["input"] = x;
+    c.grad_output = g;
+    const Result r = evaluate(*b, c);
+    const Tensor& out = r.outputs.at("output");
+    const Tensor& gi = r.grads.at("input");
+    for (int64_t p = 0; p < planes; ++p) {
+      double o0 = 0, o1 = 0;
+      for (int i = 0; i < 8; ++i) {
+        o0 += w0[i] * x.data[size_t(p * 8 + i)];
+        o1 += w0[7 - i] * x.data[size_t(p * 8 + i)];
+        const double want = (g.data[size_t(p * 2)] * w0[i] + w0[7 - i]) / 3.5;
+        ASSERT_NEAR(gi.data[size_t(p * 8 + i)], want, 1e-5) << b->name() << " plane " << p << " input " << i;
+      }
+      ASSERT_NEAR(out.data[size_t(p * 2)], o0 / 3.5, 1e-4) << b->name() << " plane " << p;
+      ASSERT_NEAR(out.data[size_t(p * 2 + 1)], o1 / 3.5, 1e-4) << b->name() << " plane " << p;
+    }
+  }
+}
+
 TEST(HalideInterpolateAntialias, BicubicUpscaleCutsTheFilterAtTheEdge) {
   // 2 -> 4 on [0, 1]: output 0 is -0.0703125 / 0.796875 (tests/test_ref_interpolate_antialias.cpp).
   for (Backend* b : runnable_halide_backends("aa"))

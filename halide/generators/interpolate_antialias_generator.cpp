@@ -88,18 +88,22 @@ class InterpolateAntialias : public Generator<InterpolateAntialias> {
       return;
     }
     const int vec = get_target().natural_vector_size<float>();
-    // Output rows of every plane in one parallel loop, in tasks of 8 rows (a task per row of a
-    // small feature map costs more than the row); the row the H pass makes is computed in the
-    // task, just before the W pass reads it.
+    // Output rows of every plane in one parallel loop, in tasks of at least 8 rows (a task per
+    // row of a small feature map costs more than the row) and at most about 128 tasks: with
+    // 8 rows, [8, 256, 64, 64] x0.5 made 8192 tasks of a few microseconds in each of the two
+    // loops, the threads spent them taking tasks, and two threads ran no faster than one
+    // (docs/bench/2026-11-29h-cpu.md). The row the H pass makes is computed in the task, just
+    // before the W pass reads it.
     Var yp("yp"), task("task"), row("row");
-    output.fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf).parallel(task)
+    Expr rows_per_task = max(8, output.dim(1).extent() * output.dim(2).extent() / 128);
+    output.fuse(y, p, yp).split(yp, task, row, rows_per_task, TailStrategy::GuardWithIf).parallel(task)
         .vectorize(x, vec, TailStrategy::GuardWithIf);
     // W pass: a band's taps inner, its vector of outputs held in a register. (Two bands at once,
     // to overlap their chains of adds, measured slower on 512->224 bicubic: 1.52-1.57 ms against
     // 0.81-1.47, reduced bench.)
     Var xb("xb"), xl("xl");
     output.update().split(x, xb, xl, oplab_widths::kAntialiasBand, TailStrategy::GuardWithIf)
-        .reorder(xl, rx, xb, y, p).fuse(y, p, yp).split(yp, task, row, 8, TailStrategy::GuardWithIf)
+        .reorder(xl, rx, xb, y, p).fuse(y, p, yp).split(yp, task, row, rows_per_task, TailStrategy::GuardWithIf)
         .parallel(task).vectorize(xl);
     // H pass: taps outer, x inner: dense vectors of one row's pixels times a scalar weight.
     cols.compute_at(output, row).vectorize(x, vec, TailStrategy::GuardWithIf);
