@@ -40,14 +40,15 @@ Measurement measure(const std::function<double()>& ours, const std::vector<PeerS
   }
   m.warmup = m.slow ? 0 : plan.warmup;
   m.repeats = m.slow ? std::min(plan.repeats, plan.slow_repeats) : plan.repeats;
-  m.pre_runs = m.slow ? 0 : plan.pre_runs;
-  const int pre_runs = m.pre_runs;
+  m.pre_runs = plan.pre_runs;
+  m.peer_pre_runs = m.slow ? 0 : plan.pre_runs;
+  const int our_pre_runs = m.pre_runs, pre_runs = m.peer_pre_runs;
   for (;;) {
     std::vector<std::function<double()>> sides;
     std::vector<size_t> live;  // m.peers index of each peer side
     if (ours)
-      sides.push_back([&ours, pre_runs] {
-        for (int i = 0; i < pre_runs; ++i) (void)ours();
+      sides.push_back([&ours, our_pre_runs] {
+        for (int i = 0; i < our_pre_runs; ++i) (void)ours();
         return ours();
       });
     for (size_t i = 0; i < peers.size(); ++i) {

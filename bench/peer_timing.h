@@ -46,8 +46,11 @@ struct PeerTiming {
 struct TimingPlan {
   int warmup = 2, repeats = 5;
   // A peer whose probe runs longer than slow_ms (seconds per run) cuts the measurement to
-  // slow_repeats runs with no warm-up and no pre-runs, so that one shape cannot take the main
-  // job's time (a run of a second is not changed by a few milliseconds of waking).
+  // slow_repeats runs with no warm-up and no pre-runs of the peers, so that one shape cannot
+  // take the main job's time (a run of a second is not changed by a few milliseconds of
+  // waking). Ours keeps its pre-runs, milliseconds against the peer's seconds: timed right after
+  // such a peer, ours read 41-47 ms instead of 25-27 (deform_conv2d N8 C64 backward, two
+  // threads, docs/bench/2026-11-29h-cpu.md).
   double slow_ms = 1000;
   int slow_repeats = 3;
   // Untimed runs of a side right before each of its timed runs (0: each side timed as the
@@ -59,7 +62,8 @@ struct Measurement {
   std::optional<Timing> ours;     // empty where `ours` was empty
   std::vector<PeerTiming> peers;  // in the order given
   int warmup = 0, repeats = 0;    // what was run, after a slow peer's cut
-  int pre_runs = 0;
+  int pre_runs = 0;               // ours, before each timed run
+  int peer_pre_runs = 0;          // each peer's (none after a slow peer's cut)
   bool slow = false;
 };
 

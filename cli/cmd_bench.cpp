@@ -294,7 +294,7 @@ int run_bench(const Options& opt) {
         const double bytes = storage == HalideStorage::Float16 ? s.bytes / 2 : s.bytes;
         json rec{{"shape", s.name}, {"op", c.op}, {"pass", backward ? "backward" : "forward"}, {"backend", name},
                  {"threads", opt.threads}, {"ours", ours}, {"peer", peer}, {"bytes", bytes},
-                 {"pre_runs", m.pre_runs}};
+                 {"pre_runs", m.pre_runs}, {"peer_pre_runs", m.peer_pre_runs}};
         std::string ours_ms = "-", peer_ms = "-", ratio = "-", gbs = "-", frac = "-";
         if (ours.contains("median_ms")) {
           const double ms = ours["median_ms"];

@@ -104,7 +104,8 @@ json performance_section(const json& bench, const std::string& pages) {
   // How each run was timed (bench/peer_timing.h); a record older than the field says neither.
   std::string method;
   if (bench.contains("pre_runs"))
-    method = bench.value("pre_runs", 0) > 0 ? ", each timed run right after an untimed run of the same side"
+    method = bench.value("pre_runs", 0) > 0 ? ", each timed run right after an untimed run of the same side (a peer "
+                                              "taking over a second a run: none for it, and fewer runs)"
                                             : ", each timed as the others leave the machine";
   page.text("Median of " + std::to_string(bench.value("repeats", 0)) + " runs after " + std::to_string(bench.value("warmup", 0)) +
             " warm-up runs, " + std::to_string(bench.value("threads", 0)) + " threads on every side, float32; " +

@@ -98,22 +98,26 @@ TEST(BenchTiming, EachTimedRunFollowsAnUntimedRunOfTheSameSide) {
   const bench::Measurement m = bench::measure([&] { order += 'O'; return ours_ms[oi++]; }, peers, {1, 2, 1000, 3, 1});
   EXPECT_EQ(order, "p" "OO+P" "OO+P" "OO+P");  // the warm-up round, then two timed rounds
   EXPECT_EQ(m.pre_runs, 1);
+  EXPECT_EQ(m.peer_pre_runs, 1);
   EXPECT_EQ(m.ours->runs_ms, (std::vector<double>{10, 11}));  // 30 and 31 were the pre-runs
   EXPECT_EQ(m.peers[0].t->runs_ms, (std::vector<double>{20, 21}));
 }
 
-TEST(BenchTiming, ASlowPeerCutsTheRunsAndTheWarmupOfEverySide) {
+// Ours keeps its pre-run: it costs milliseconds against the slow peer's seconds, and ours timed
+// right after a second of the peer's work reads slow (docs/bench/2026-11-29h-cpu.md).
+TEST(BenchTiming, ASlowPeerCutsTheRunsTheWarmupAndThePeersPreRuns) {
   std::string order;
   const std::vector<bench::PeerSide> peers{fake_peer("slow", 'S', order, {3000, 3100}, 2500),
                                            fake_peer("quick", 'Q', order, {1, 2})};
   const bench::Measurement m = bench::measure([&] { order += 'O'; return 1.0; }, peers, {2, 5, 1000, 2, 1});
-  EXPECT_EQ(order, "sq" "OSQ" "OSQ");  // no warm-up round, no pre-runs, 2 runs
+  EXPECT_EQ(order, "sq" "OOSQ" "OOSQ");  // no warm-up round, no peer pre-runs, 2 runs
   EXPECT_TRUE(m.slow);
   EXPECT_TRUE(m.peers[0].slow);
   EXPECT_FALSE(m.peers[1].slow);
   EXPECT_EQ(m.repeats, 2);
   EXPECT_EQ(m.warmup, 0);
-  EXPECT_EQ(m.pre_runs, 0);
+  EXPECT_EQ(m.pre_runs, 1);
+  EXPECT_EQ(m.peer_pre_runs, 0);
   EXPECT_EQ(m.peers[0].t->runs_ms, (std::vector<double>{3000, 3100}));
 }
 
