@@ -42,7 +42,7 @@ Measurement measure(const std::function<double()>& ours, const std::vector<PeerS
   m.repeats = m.slow ? std::min(plan.repeats, plan.slow_repeats) : plan.repeats;
   m.pre_runs = plan.pre_runs;
   m.peer_pre_runs = m.slow ? 0 : plan.pre_runs;
-  const int our_pre_runs = m.pre_runs, pre_runs = m.peer_pre_runs;
+  const int our_pre_runs = m.pre_runs, peer_pre_runs = m.peer_pre_runs;
   for (;;) {
     std::vector<std::function<double()>> sides;
     std::vector<size_t> live;  // m.peers index of each peer side
@@ -54,9 +54,9 @@ Measurement measure(const std::function<double()>& ours, const std::vector<PeerS
     for (size_t i = 0; i < peers.size(); ++i) {
       if (!runs[i]) continue;
       live.push_back(i);
-      sides.push_back([&runs, i, pre_runs] {
+      sides.push_back([&runs, i, peer_pre_runs] {
         try {
-          return runs[i](pre_runs);
+          return runs[i](peer_pre_runs);
         } catch (const std::exception& e) {
           throw PeerFailed(i, e.what());
         }

@@ -6,7 +6,8 @@
 // Each timed run comes right after an untimed run of the same side (its pre-run: O O P1 P1 ...,
 // a peer's inside the same request), so that every side is timed with its own data in cache
 // and the cores it uses awake, whatever ran before it (docs/bench/2026-11-29g-cpu.md: on a
-// virtual machine an idle core takes milliseconds to come back).
+// virtual machine an idle core takes milliseconds to come back). A peer cut as slow (below)
+// gets none; ours keeps its own.
 #include <functional>
 #include <optional>
 #include <string>
