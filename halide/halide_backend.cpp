@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "halide/ops_glue.h"
+#include "halide/thread_pool.h"
 
 namespace oplab {
 
@@ -75,6 +76,7 @@ class HalideBackend : public Backend {
     if (!op) throw Unsupported(name() + ": no Halide kernel for " + c.op);
     if (auto why = device_unavailable_reason(device_)) throw BackendUnavailable(name() + ": " + *why);
     if (auto why = started_before_fork(device_)) throw BackendUnavailable(name() + ": " + *why);
+    halide_glue::ThreadPoolBusy busy;
     Result r = op->run(c, vp, device_);
     // A path the glue does not list would be counted nowhere: the list and the calls must agree.
     const std::vector<std::string> listed = paths_on(op->paths, device_);
@@ -289,15 +291,24 @@ std::optional<std::string> device_unavailable_reason(HalideDevice d) {
   return std::nullopt;
 }
 
-void set_halide_threads(int n) { halide_set_num_threads(n); }
+void set_halide_threads(int n) {
+  halide_set_num_threads(n);
+  halide_glue::set_thread_pool_size(n);
+}
 
 std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, bool backward, HalideStorage storage) {
   const halide_glue::HalideOp* op = halide_glue::find_halide_op(c.op, storage);
   if (!op || !op->prepare) return {};
-  return op->prepare(c, op_desc(c.op).parse(c), device, backward);
+  std::function<void()> call = op->prepare(c, op_desc(c.op).parse(c), device, backward);
+  if (!call) return {};
+  return [call] {
+    halide_glue::ThreadPoolBusy busy;
+    call();
+  };
 }
 
 std::unique_ptr<Backend> make_halide_backend(HalideDevice device, HalideStorage storage) {
+  halide_glue::install_thread_pool();
   return std::make_unique<HalideBackend>(device, storage);
 }
 
