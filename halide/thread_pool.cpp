@@ -103,15 +103,16 @@ class Pool {
     std::lock_guard<std::mutex> lock(start_m_);
     while (started_.load() < helpers) {
       const int index = started_.load();
-      std::thread([this, index] { work(index); }).detach();
+      // The loop about to be posted is the worker's first: it counts posts from before it.
+      const uint64_t seen = posted_.load();
+      std::thread([this, index, seen] { work(index, seen); }).detach();
       started_.fetch_add(1);
     }
   }
 
   // Worker `index` (0-based among the helpers) takes part in loops while the pool's size
   // includes it.
-  void work(int index) {
-    uint64_t seen = posted_.load();
+  void work(int index, uint64_t seen) {
     for (;;) {
       wait_for_post(seen);
       seen = posted_.load();
