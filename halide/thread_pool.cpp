@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -129,7 +128,8 @@ class Pool {
 
   // Spins while a call runs (up to kSpinMicroseconds), else sleeps after a few yields. The
   // spin yields the core rather than pausing on it: a loop of pause instructions, on a virtual
-  // machine that watches for them, measured no faster and no steadier (the 2026-11-30 record).
+  // machine that watches for them, measured no faster and no steadier
+  // (docs/bench/2026-11-30-cpu.md).
   void wait_for_post(uint64_t seen) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
     for (int spins = 0; posted_.load() == seen; ++spins) {
