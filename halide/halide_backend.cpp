@@ -8,9 +8,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
-
-#include <HalideRuntime.h>
-
 #include <vector>
 
 #include "halide/ops_glue.h"
@@ -291,10 +288,8 @@ std::optional<std::string> device_unavailable_reason(HalideDevice d) {
   return std::nullopt;
 }
 
-void set_halide_threads(int n) {
-  halide_set_num_threads(n);
-  halide_glue::set_thread_pool_size(n);
-}
+// (Every CPU kernel's parallel loop runs on our pool; Halide's own pool is never started.)
+void set_halide_threads(int n) { halide_glue::set_thread_pool_size(n); }
 
 std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, bool backward, HalideStorage storage) {
   const halide_glue::HalideOp* op = halide_glue::find_halide_op(c.op, storage);
@@ -308,7 +303,6 @@ std::function<void()> halide_prepared_call(const Case& c, HalideDevice device, b
 }
 
 std::unique_ptr<Backend> make_halide_backend(HalideDevice device, HalideStorage storage) {
-  halide_glue::install_thread_pool();
   return std::make_unique<HalideBackend>(device, storage);
 }
 

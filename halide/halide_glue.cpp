@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "core/limits.h"
-#include "halide/thread_pool.h"
 
 namespace oplab::halide_glue {
 
@@ -35,10 +34,7 @@ int to_int32(int64_t v, const char* what) {
 
 Halide::Runtime::Buffer<float> view(TensorF& t) {
   static std::once_flag once;
-  std::call_once(once, [] {
-    halide_set_error_handler(on_error);
-    install_thread_pool();
-  });
+  std::call_once(once, [] { halide_set_error_handler(on_error); });
   // Halide keeps extents and strides as int32: the largest stride spans the other dims.
   (void)to_int32(shape_span(t.shape), "a buffer's index span");
   std::vector<int> sizes;

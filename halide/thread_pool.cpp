@@ -174,7 +174,10 @@ void install_thread_pool() {
   });
 }
 
-ThreadPoolBusy::ThreadPoolBusy() { pool().enter_call(); }
+ThreadPoolBusy::ThreadPoolBusy() {
+  install_thread_pool();
+  pool().enter_call();
+}
 ThreadPoolBusy::~ThreadPoolBusy() { pool().leave_call(); }
 
 void set_thread_pool_size(int threads) {

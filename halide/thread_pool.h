@@ -16,7 +16,8 @@ namespace oplab::halide_glue {
 // How long a worker spins for the next loop, within a call, before it sleeps.
 constexpr long kSpinMicroseconds = 1000;
 
-// An op's call: while one lives, the workers spin between loops.
+// An op's call (a backend's run, the bench's prepared call): while one lives, the workers spin
+// between loops.
 class ThreadPoolBusy {
  public:
   ThreadPoolBusy();
@@ -25,7 +26,8 @@ class ThreadPoolBusy {
   ThreadPoolBusy& operator=(const ThreadPoolBusy&) = delete;
 };
 
-// Routes halide_do_par_for to the pool (once; every kernel call path does it first).
+// Routes halide_do_par_for to the pool, once. Every op call does it first (its ThreadPoolBusy),
+// as does sizing the pool.
 void install_thread_pool();
 
 // Threads per parallel loop, the calling one included (default: HL_NUM_THREADS, else the

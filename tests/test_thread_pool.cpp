@@ -44,7 +44,6 @@ int count_task(void*, int idx, uint8_t* closure) {
 class ThreadPool : public ::testing::Test {
  protected:
   void SetUp() override { halide_glue::set_thread_pool_size(2); }
-  void TearDown() override { halide_glue::set_thread_pool_size(2); }
 };
 
 TEST_F(ThreadPool, EveryTaskRunsOnce) {
