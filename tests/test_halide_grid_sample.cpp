@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -212,6 +213,37 @@ TEST(HalideGridSample, FiveDSharedVoxelsAccumulateInTheScatter) {
     const Result r = evaluate(*b, c);
     for (double v : r.grads.at("input").data) EXPECT_EQ(v, 8.0) << b->name();
     for (double v : r.outputs.at("output").data) EXPECT_EQ(v, 1.0) << b->name();
+  }
+}
+
+TEST(HalideGridSample, FiveDTapsOutsideReadNothingBesideNonFiniteVoxels) {
+  // zeros padding, not aligned, S = 2: g = -2 puts c at -1.5 (taps -2 and -1) and g = 2 at 2.5
+  // (taps 2 and 3), all outside, so the output is exactly 0 whatever the volume holds. A
+  // kernel that reads the clamped voxel for such a tap and zeroes only its weight gets
+  // 0 * Inf = NaN: the face x = 0 holds +Inf, x = 1 NaN, and the other two axes sit at the
+  // centre, reading both faces. The CPU's channels-last kernel sends such a tap to a plane of
+  // zeros past the end of its axis rather than masking it (grid_sample3d_generator.cpp).
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  Case c = volume_case({{-2, 0, 0}, {2, 0, 0}, {0, -2, 0}, {0, 2, 0}, {0, 0, -2}, {0, 0, 2}, {0, 0, 0}}, "bilinear",
+                       "zeros", false);
+  for (size_t i = 0; i < 8; ++i) c.inputs["input"].data[i] = i % 2 == 0 ? inf : nan;  // i = w + 2h + 4d
+  // The same case with 16 channels (one full channels-last block on the CPU), and with 3.
+  for (int64_t C : {1, 3, 16}) {
+    Case cc = c;
+    Tensor x(Shape{1, C, 2, 2, 2});
+    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = c.inputs["input"].data[i % 8];
+    cc.inputs["input"] = x;
+    cc.grad_output = Tensor(Shape{1, C, 1, 1, 7}, 1.0);
+    for (Backend* b : runnable_halide_backends("grid_sample")) {
+      const Result r = evaluate(*b, cc);
+      const std::vector<double>& out = r.outputs.at("output").data;
+      ASSERT_EQ(out.size(), size_t(7 * C)) << b->name();
+      for (int64_t ch = 0; ch < C; ++ch) {
+        for (size_t k = 0; k < 6; ++k)
+          EXPECT_EQ(out[size_t(ch) * 7 + k], 0.0) << b->name() << " C " << C << " channel " << ch << " position " << k;
+        EXPECT_TRUE(std::isnan(out[size_t(ch) * 7 + 6])) << b->name() << " C " << C << ": the centre reads NaN";
+      }
+    }
   }
 }
 

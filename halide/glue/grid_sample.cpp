@@ -211,10 +211,11 @@ class GridSampleCall {
   int mode() const { return mode_code(p_.mode); }
   int padding() const { return padding_code(p_.padding); }
   int ac() const { return p_.align_corners ? 1 : 0; }
-  // The CPU's channels-last kernels: 2-D, every block of an image copied at once; 5-D, one.
+  // The CPU's channels-last kernels: 2-D, every block of an image copied at once; 5-D, one,
+  // with a plane of zeros past the end of each axis (grid_sample3d_generator.cpp).
   bool copies_channels_last() const {
-    return grid_sample_channels_last(p_.Do * p_.Ho * p_.Wo, p_.D * p_.H * p_.W,
-                                     three_d() ? 1 : grid_sample_blocks(p_.C));
+    if (three_d()) return grid_sample_channels_last(p_.Do * p_.Ho * p_.Wo, (p_.D + 1) * (p_.H + 1) * (p_.W + 1), 1);
+    return grid_sample_channels_last(p_.Ho * p_.Wo, p_.H * p_.W, grid_sample_blocks(p_.C));
   }
 
   // The forward's path (kGridSamplePaths): on the CPU the channels-last kernels are
