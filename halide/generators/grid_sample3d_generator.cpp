@@ -119,16 +119,13 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
     // Each axis' weight is 0 where its tap reads nothing, and finite, so the product of a tap
     // outside is +0 and adds +0 * 0 = +0, as the mask did: the same bits.
     pw(kx, ky, kz, x, y, z, n) = tz(kz, x, y, z, n)[kW] * ty(ky, x, y, z, n)[kW] * tx(kx, x, y, z, n)[kW];
-    // A stored index, in [0, S] by its definition: promised so, bounds inference adds no clamp
-    // of its own around each load of it.
-    auto at = [](FuncRef t, Expr S) { return unsafe_promise_clamped(Expr(t[kIndex]), 0, S); };
     // The taps of a mode with T per axis, unrolled, z outer and x inner, as the plain RDom.
     auto sum = [&](int T) {
       Expr e = 0.0f;
       for (int k = 0; k < T; ++k)
         for (int j = 0; j < T; ++j)
           for (int i = 0; i < T; ++i) {
-            Expr v = in_cl(ci, at(tx(i, x, y, z, n), W), at(ty(j, x, y, z, n), H), at(tz(k, x, y, z, n), D), co, n);
+            Expr v = in_cl(ci, tx(i, x, y, z, n)[kIndex], ty(j, x, y, z, n)[kIndex], tz(k, x, y, z, n)[kIndex], co, n);
             e = e + pw(i, j, k, x, y, z, n) * v;
           }
       return strict_float(e);
@@ -193,9 +190,8 @@ class GridSample3dForward : public Generator<GridSample3dForward> {
       row_taps_unrolled_at(*t, LoopLevel(output, yz), vec, 2);
       specialize_taps3(*t, mode, padding);
     }
-    // In memory rather than inlined: seeing the mask's comparison, LLVM branches around loads.
-    for (Func* t : {&pw})
-      t->compute_at(output, yz).store_in(kTaskScratch).reorder_storage(x, kx, ky, kz).reorder(x, kx, ky, kz).vectorize(x, vec, TailStrategy::GuardWithIf);
+    // The weights of a row's tap triples, formed once per row (vectorised), read per channel block.
+    pw.compute_at(output, yz).store_in(kTaskScratch).reorder_storage(x, kx, ky, kz).reorder(x, kx, ky, kz).vectorize(x, vec, TailStrategy::GuardWithIf);
   }
 };
 
